@@ -1,0 +1,154 @@
+// The generator's state machine; the protocol is described in generator.hpp.
+#include "generator.hpp"
+
+#include <algorithm>
+
+namespace snowflake {
+
+namespace {
+
+// At most this many sequence values are skipped at the start of a millisecond,
+// and never more than 1/kSpreadShare of the sequence space.
+constexpr int64_t kMaxSpread = 32;
+constexpr int64_t kSpreadShare = 128;
+
+int64_t spread_for(const Layout& layout) {
+  const int64_t capacity = layout.max_sequence() + 1;
+  int64_t spread = 1;
+  while (spread * 2 <= kMaxSpread && spread * 2 * kSpreadShare <= capacity) spread *= 2;
+  return spread;
+}
+
+// splitmix64's finalizer: a cheap, well-mixed hash of the timestamp.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+void raise_to(std::atomic<int64_t>& target, int64_t value) {
+  int64_t seen = target.load(std::memory_order_relaxed);
+  while (seen < value &&
+         !target.compare_exchange_weak(seen, value, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+Generator::Generator(GeneratorState& state, const Layout& layout) noexcept
+    : state_(state), layout_(layout), spread_(spread_for(layout)) {}
+
+// At low rates every millisecond starts a new sequence. Starting each at 0
+// would make nearly every ID even and `id % n` sharding skewed, so the start
+// is a hash of the timestamp in [0, spread): uniform residues at low rates,
+// at most 32 of 4,096 values lost when a millisecond is used up.
+int64_t Generator::sequence_start(int64_t timestamp) const noexcept {
+  return static_cast<int64_t>(mix(static_cast<uint64_t>(timestamp)) >> 32) & (spread_ - 1);
+}
+
+// The first place after `last` where `node` may issue at clock `clock`.
+Generator::Candidate Generator::successor(int64_t last, int64_t clock,
+                                          int64_t node) const noexcept {
+  const int64_t last_timestamp = layout_.timestamp_of(last);
+  if (clock > last_timestamp) return {clock, sequence_start(clock)};
+  // The clock has not moved past the last ID: stay in its millisecond if the
+  // node's IDs there are still greater, else take the next millisecond.
+  const int64_t last_node = layout_.node_of(last);
+  if (node > last_node) return {last_timestamp, sequence_start(last_timestamp)};
+  if (node == last_node && layout_.sequence_of(last) < layout_.max_sequence())
+    return {last_timestamp, layout_.sequence_of(last) + 1};
+  return {last_timestamp + 1, sequence_start(last_timestamp + 1)};
+}
+
+void Generator::observe_clock(int64_t clock, Outcome& outcome) noexcept {
+  int64_t high_water = state_.clock_high_water.load(std::memory_order_relaxed);
+  if (clock > high_water) {
+    // Losing this race only means another caller brought a later reading.
+    state_.clock_high_water.compare_exchange_strong(high_water, clock, std::memory_order_relaxed);
+    outcome.clock_high_water = clock;
+    return;
+  }
+  outcome.clock_high_water = high_water;
+  if (clock == high_water) return;
+  outcome.clock_step_ms = high_water - clock;
+  int64_t counted_at = state_.step_counted_at.load(std::memory_order_relaxed);
+  if (counted_at != high_water &&
+      state_.step_counted_at.compare_exchange_strong(counted_at, high_water,
+                                                     std::memory_order_relaxed)) {
+    outcome.first_to_see_step = true;
+    state_.clock_steps.fetch_add(1, std::memory_order_relaxed);
+  }
+  raise_to(state_.largest_clock_step_ms, outcome.clock_step_ms);
+}
+
+Outcome Generator::reserve(int64_t clock, int64_t node, int64_t wanted,
+                           const Policy& policy) noexcept {
+  Outcome outcome;
+  outcome.clock = clock;
+  if (clock < 0) {
+    outcome.step = Step::kClockBeforeEpoch;
+    return outcome;
+  }
+  observe_clock(clock, outcome);
+
+  int64_t last = state_.last_id.load(std::memory_order_acquire);
+  for (;;) {
+    const Candidate candidate = successor(last, clock, node);
+    outcome.last_timestamp = layout_.timestamp_of(last);
+    outcome.timestamp = candidate.timestamp;
+    if (candidate.timestamp > layout_.max_timestamp()) {
+      outcome.step = Step::kTimestampExhausted;
+      return outcome;
+    }
+
+    if (candidate.timestamp - clock > policy.max_lead_ms) {
+      outcome.wait_until = candidate.timestamp - policy.max_lead_ms;
+      const int64_t behind = outcome.last_timestamp - clock;
+      if (behind <= policy.max_lead_ms) {
+        // Only the used-up millisecond is ahead of the lead: at most 1 ms.
+        outcome.step = Step::kWaitForSequence;
+      } else if (behind - policy.max_lead_ms > policy.clock_wait_budget_ms) {
+        outcome.step = Step::kClockBehind;
+      } else {
+        outcome.step = Step::kWaitForClock;
+      }
+      return outcome;
+    }
+
+    const int64_t bound = state_.durable_bound.load(std::memory_order_acquire);
+    const int64_t first = layout_.compose(candidate.timestamp, node, candidate.sequence);
+    if (first >= bound) {
+      outcome.step = Step::kNeedDurable;
+      return outcome;
+    }
+    const int64_t count =
+        std::min({wanted, layout_.max_sequence() - candidate.sequence + 1, bound - first});
+    if (state_.last_id.compare_exchange_weak(last, first + count - 1, std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+      outcome.step = Step::kIssued;
+      outcome.first_id = first;
+      outcome.count = count;
+      outcome.refresh_durable =
+          candidate.timestamp + policy.durable_margin_ms >= layout_.timestamp_of(bound);
+      return outcome;
+    }
+  }
+}
+
+int64_t Generator::bound_after(int64_t timestamp, int64_t interval_ms) const noexcept {
+  if (timestamp > layout_.max_timestamp() - interval_ms) return INT64_MAX;
+  return layout_.min_id(timestamp + interval_ms);
+}
+
+void Generator::publish_durable(int64_t bound) noexcept { raise_to(state_.durable_bound, bound); }
+
+void Generator::restore(int64_t bound) noexcept {
+  if (bound <= 0) return;
+  raise_to(state_.durable_bound, bound);
+  raise_to(state_.last_id, bound - 1);
+}
+
+}  // namespace snowflake

@@ -1,0 +1,119 @@
+// The ID generator: one node's state machine, shared by all its processes.
+//
+// Concurrency protocol. Everything a node's processes share is one
+// GeneratorState, made only of lock-free atomics (in PostgreSQL it lives in
+// shared memory). `last_id` is the last ID the node issued; a caller computes
+// the successor of the value it read and installs it with one compare-and-swap.
+// A failed CAS means another caller issued first: recompute from the value the
+// CAS returned. Every ID is therefore issued exactly once and IDs are strictly
+// increasing in the order their CAS succeeded.
+//
+// `durable_bound` is the promise kept across crashes: every ID ever issued is
+// below it, and no ID at or above it is issued until the caller has made a
+// higher bound durable (kNeedDurable). It only grows. After a restart, or on a
+// standby replaying the primary's bound, restore() raises `last_id` to just
+// below the bound, so the next ID is greater than any issued before.
+//
+// The clock is a parameter (ms since the layout's epoch), so tests can drive
+// the generator through any sequence of readings, backwards included. The
+// generator never waits itself: it says what to wait for and the caller waits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "layout.hpp"
+
+namespace snowflake {
+
+static_assert(std::atomic<int64_t>::is_always_lock_free,
+              "the generator state must be usable from several processes");
+
+struct alignas(64) GeneratorState {
+  std::atomic<int64_t> last_id{0};
+  std::atomic<int64_t> durable_bound{0};
+  // The latest clock reading any caller brought (ms since the epoch).
+  std::atomic<int64_t> clock_high_water{0};
+  // The high-water mark at which the last backward clock step was counted, so
+  // that a step is counted once however many callers see it.
+  std::atomic<int64_t> step_counted_at{0};
+  std::atomic<int64_t> clock_steps{0};
+  std::atomic<int64_t> largest_clock_step_ms{0};
+};
+
+struct Policy {
+  // snowflake.max_lead: how far the generator's timestamp may run ahead of the
+  // clock without waiting.
+  int64_t max_lead_ms = 0;
+  // What is left of snowflake.max_clock_backward_wait for this call.
+  int64_t clock_wait_budget_ms = 0;
+  // Ask for a higher durable bound once an ID comes this close to it.
+  int64_t durable_margin_ms = 0;
+};
+
+enum class Step : uint8_t {
+  kIssued,              // [first_id, first_id + count) belong to the caller
+  kWaitForSequence,     // the millisecond's sequence is used up: wait for wait_until
+  kWaitForClock,        // the clock is behind the generator: wait for wait_until
+  kClockBehind,         // the clock is further behind than the wait budget allows
+  kNeedDurable,         // the next ID is at or past durable_bound: raise it, retry
+  kClockBeforeEpoch,    // the clock reads earlier than the layout's epoch
+  kTimestampExhausted,  // the layout's last millisecond has passed
+};
+
+struct Outcome {
+  Step step = Step::kIssued;
+  int64_t first_id = 0;        // kIssued
+  int64_t count = 0;           // kIssued: consecutive IDs, all in one millisecond
+  int64_t timestamp = 0;       // timestamp of the (candidate) ID
+  int64_t wait_until = 0;      // kWaitFor*: the clock reading to wait for
+  int64_t last_timestamp = 0;  // the generator's timestamp before this call
+  int64_t clock = 0;           // the clock reading this call used
+  bool refresh_durable = false;  // kIssued near durable_bound: raise it when convenient
+  // Set when the clock read earlier than the node's high-water mark.
+  int64_t clock_step_ms = 0;
+  int64_t clock_high_water = 0;    // identifies the step, for per-caller counting
+  bool first_to_see_step = false;  // this call counted the step for the node
+};
+
+class Generator {
+ public:
+  Generator(GeneratorState& state, const Layout& layout) noexcept;
+
+  // Reserves up to `wanted` (>= 1) consecutive IDs for `node` at clock reading
+  // `clock`. The run never crosses a millisecond, so a caller wanting more
+  // calls again.
+  Outcome reserve(int64_t clock, int64_t node, int64_t wanted, const Policy& policy) noexcept;
+  Outcome next(int64_t clock, int64_t node, const Policy& policy) noexcept {
+    return reserve(clock, node, 1, policy);
+  }
+
+  // The durable bound that covers every ID up to `timestamp` + `interval_ms`.
+  int64_t bound_after(int64_t timestamp, int64_t interval_ms) const noexcept;
+  // Records that `bound` is durable (the bound only grows).
+  void publish_durable(int64_t bound) noexcept;
+  // After a restart or a replayed bound: IDs below `bound` may have been
+  // issued, so the next one must be at least `bound`.
+  void restore(int64_t bound) noexcept;
+
+  // Where the sequence starts in a fresh millisecond (see generator.cpp).
+  int64_t sequence_start(int64_t timestamp) const noexcept;
+  int64_t sequence_spread() const noexcept { return spread_; }
+
+  const Layout& layout() const noexcept { return layout_; }
+  GeneratorState& state() noexcept { return state_; }
+
+ private:
+  struct Candidate {
+    int64_t timestamp;
+    int64_t sequence;
+  };
+  Candidate successor(int64_t last, int64_t clock, int64_t node) const noexcept;
+  void observe_clock(int64_t clock, Outcome& outcome) noexcept;
+
+  GeneratorState& state_;
+  Layout layout_;
+  int64_t spread_;
+};
+
+}  // namespace snowflake
