@@ -1,0 +1,41 @@
+# snowflake: PGXS build of the extension (C++17 core + PostgreSQL glue).
+#
+#   make && make install      build and install into the pg_config found first
+#   make installcheck         pg_regress against a running server that preloads
+#                             snowflake (scripts/test.sh sets one up)
+#
+# C++ with PGXS, handled on purpose:
+# - PostgreSQL headers come in through -isystem, so -Wextra -Werror judge our
+#   code and not theirs;
+# - the LLVM bitcode rule for .cpp files (JIT inlining) does not see
+#   PG_CXXFLAGS, so -std=c++17 is added to BITCODE_CXXFLAGS as well;
+# - the module links libstdc++ explicitly (PostgreSQL's link line is C).
+
+EXTENSION = snowflake
+MODULE_big = snowflake
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
+
+CORE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/core/*.cpp))
+GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp))
+OBJS = $(CORE_OBJS) $(GLUE_OBJS)
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql)))
+REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing
+SHLIB_LINK = -lstdc++
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+override BITCODE_CXXFLAGS += -std=c++17
+
+.PHONY: format format-check
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp test/unit/*.cpp test/bench/core/*.cpp)
+format:
+	clang-format -i $(FORMATTED)
+format-check:
+	clang-format --dry-run -Werror $(FORMATTED)

@@ -1,0 +1,185 @@
+// Drives the generator (src/core/generator.hpp) from a backend: reads the
+// clock, waits as the clock policy says, raises the durable bound when the
+// generator asks (node.cpp), counts, and turns every refusal into an error.
+//
+// Waits. An exhausted millisecond is waited out by spinning (at most ~1 ms;
+// sleeping would lose most of the next millisecond's capacity). A clock behind
+// the generator is waited out on the process latch in steps of at most
+// kClockPollMs, so statement_timeout and pg_cancel_backend() end it at once,
+// and the budget (snowflake.max_clock_backward_wait) is measured on the
+// monotonic clock, which stepping the wall clock does not move.
+#include "issue.hpp"
+
+#include <algorithm>
+
+#include "../core/clock.hpp"
+#include "node.hpp"
+#include "postgres.hpp"
+#include "settings.hpp"
+#include "time.hpp"
+
+extern "C" {
+#include "storage/s_lock.h"
+}
+
+namespace snowflake::pg {
+
+namespace {
+
+constexpr int64_t kClockPollMs = 100;
+// A sequence wait longer than this means the clock moved meanwhile: look again.
+constexpr int64_t kSequenceSpinLimitUs = 2000;
+
+int64_t last_id = -1;
+// The clock high-water mark of the last backward step this backend counted.
+int64_t step_counted_at = -1;
+
+int64_t clock_now() { return unix_time_ms() - settings.layout.epoch_ms(); }
+
+const char* clock_text(int64_t timestamp) {
+  return timestamptz_to_str(timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms()));
+}
+
+Generator* require_generator() {
+  Generator* generator = node_generator();
+  if (unlikely(generator == nullptr)) {
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("snowflake must be loaded via shared_preload_libraries"),
+             errdetail("The node's ID generator lives in shared memory, which is set up only "
+                       "when the server starts with the library preloaded."),
+             errhint("Add snowflake to shared_preload_libraries in postgresql.conf "
+                     "(shared_preload_libraries = 'snowflake') and restart the server.")));
+  }
+  if (unlikely(RecoveryInProgress())) {
+    ereport(ERROR,
+            (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+             errmsg("cannot issue snowflake IDs during recovery"),
+             errdetail("A standby has its primary's snowflake.datacenter_id and "
+                       "snowflake.worker_id, so IDs issued here could collide with the "
+                       "primary's."),
+             errhint("Issue IDs on the primary, or promote this standby first.")));
+  }
+  return generator;
+}
+
+void note_clock_step(const Outcome& outcome) {
+  if (outcome.first_to_see_step) {
+    ereport(LOG, (errmsg("snowflake: system clock stepped back by %lld ms",
+                         static_cast<long long>(outcome.clock_step_ms)),
+                  errdetail("The clock read %s after reading %s.", clock_text(outcome.clock),
+                            clock_text(outcome.clock_high_water))));
+  }
+  if (outcome.clock_high_water != step_counted_at) {
+    step_counted_at = outcome.clock_high_water;
+    count(kClockSteps);
+  }
+  count_largest(kLargestClockStepMs, outcome.clock_step_ms);
+}
+
+void spin_until(int64_t until) {
+  const int64_t give_up_us = monotonic_us() + kSequenceSpinLimitUs;
+  while (clock_now() < until && monotonic_us() < give_up_us) {
+    CHECK_FOR_INTERRUPTS();
+    SPIN_DELAY();
+  }
+}
+
+void sleep_until(int64_t until, int64_t clock) {
+  const long timeout_ms = static_cast<long>(std::clamp<int64_t>(until - clock, 1, kClockPollMs));
+  (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout_ms,
+                  PG_WAIT_EXTENSION);
+  ResetLatch(MyLatch);
+  CHECK_FOR_INTERRUPTS();
+}
+
+void report(const Outcome& outcome) {
+  switch (outcome.step) {
+    case Step::kClockBehind:
+      count(kClockErrors);
+      ereport(ERROR,
+              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+               errmsg("system clock moved backwards by %lld ms",
+                      static_cast<long long>(outcome.last_timestamp - outcome.clock)),
+               errdetail("The last ID was issued at %s; the clock now reads %s. "
+                         "snowflake.max_lead is %d ms and snowflake.max_clock_backward_wait is "
+                         "%d ms.",
+                         clock_text(outcome.last_timestamp), clock_text(outcome.clock),
+                         settings.max_lead_ms, settings.max_clock_backward_wait_ms),
+               errhint("Fix the clock (NTP), or raise snowflake.max_clock_backward_wait or "
+                       "snowflake.max_lead.")));
+      break;
+    case Step::kClockBeforeEpoch:
+      ereport(ERROR,
+              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+               errmsg("system clock reads a time before snowflake.epoch"),
+               errdetail("The clock reads %s; snowflake.epoch is %s.", clock_text(outcome.clock),
+                         clock_text(0)),
+               errhint("Fix the clock (NTP).")));
+      break;
+    case Step::kTimestampExhausted:
+      ereport(ERROR,
+              (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+               errmsg("snowflake IDs have run out: the timestamp field is used up"),
+               errdetail("The last millisecond snowflake.timestamp_bits = %d can hold after "
+                         "snowflake.epoch is %s; the generator is at %s.",
+                         settings.layout.timestamp_bits(),
+                         clock_text(settings.layout.max_timestamp()),
+                         clock_text(std::max(outcome.clock, outcome.last_timestamp))),
+               errhint("Issue new IDs from a cluster with a later snowflake.epoch or a wider "
+                       "snowflake.timestamp_bits.")));
+      break;
+    default:
+      elog(ERROR, "snowflake: unexpected generator step %d", static_cast<int>(outcome.step));
+  }
+}
+
+}  // namespace
+
+IssuedRun issue(int64_t wanted) {
+  Generator* generator = require_generator();
+  const int64_t node = configured_node();
+  Policy policy;
+  policy.max_lead_ms = settings.max_lead_ms;
+  policy.clock_wait_budget_ms = settings.max_clock_backward_wait_ms;
+  policy.durable_margin_ms = kDurableMarginMs;
+  bool waited_for_sequence = false;
+  int64_t clock_wait_started_us = -1;
+
+  for (;;) {
+    const int64_t clock = clock_now();
+    const Outcome outcome = generator->reserve(clock, node, wanted, policy);
+    if (unlikely(outcome.clock_step_ms > 0)) note_clock_step(outcome);
+    switch (outcome.step) {
+      case Step::kIssued:
+        count(kIdsIssued, outcome.count);
+        last_id = outcome.first_id + outcome.count - 1;
+        if (unlikely(outcome.refresh_durable)) make_durable(outcome.timestamp, false);
+        return {outcome.first_id, outcome.count};
+      case Step::kWaitForSequence:
+        if (!waited_for_sequence) count(kSequenceWaits);
+        waited_for_sequence = true;
+        spin_until(outcome.wait_until);
+        break;
+      case Step::kWaitForClock:
+        if (clock_wait_started_us < 0) {
+          count(kClockWaits);
+          clock_wait_started_us = monotonic_us();
+        }
+        sleep_until(outcome.wait_until, clock);
+        policy.clock_wait_budget_ms =
+            std::max<int64_t>(0, settings.max_clock_backward_wait_ms -
+                                     (monotonic_us() - clock_wait_started_us) / 1000);
+        break;
+      case Step::kNeedDurable:
+        make_durable(outcome.timestamp, true);
+        break;
+      default:
+        report(outcome);
+    }
+  }
+}
+
+int64_t last_issued_id() { return last_id; }
+
+}  // namespace snowflake::pg

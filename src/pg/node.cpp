@@ -1,0 +1,376 @@
+// The node's generator in shared memory, and the durable bound that keeps its
+// IDs unique across restarts, crashes and failover.
+//
+// Shared memory holds two structs. "snowflake generator" is the generator's
+// state (one cache line of atomics, see src/core/generator.hpp) plus what the
+// durability protocol needs; "snowflake backends" is one slot of counters per
+// backend, written only by its owner, so counting costs no contention.
+//
+// Durability protocol. The generator never issues an ID at or above its
+// durable bound. To go past it, a backend takes durable_lock, writes a higher
+// bound (the candidate's millisecond plus kDurableIntervalMs) as a WAL record
+// of our custom resource manager, flushes it, writes it to the state file
+// pg_snowflake/state (fsync, durable rename), releases the lock, waits for
+// synchronous standbys as a commit would, and only then publishes the bound to
+// the generator. So:
+// - after a crash, the state file (read at start) and the WAL records replayed
+//   since the last checkpoint give a bound above every ID issued before;
+// - a streaming standby replays the records, so on promotion it starts above
+//   every ID whose bound reached it (with synchronous replication: every ID);
+// - the cost is one WAL flush and one file fsync per interval, not per ID; a
+//   backend raises the bound early (kDurableMarginMs before it is reached, if
+//   the lock is free) so the others rarely wait for it.
+// A clean shutdown writes the exact bound (last ID + 1) instead, so a quick
+// restart does not start ahead of the clock.
+#include "node.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <new>
+
+#include "postgres.hpp"
+#include "settings.hpp"
+
+namespace snowflake::pg {
+
+namespace {
+
+// Registered on https://wiki.postgresql.org/wiki/CustomWALResourceManagers
+// before a release; IDs 128-139 and 241 are taken there.
+constexpr RmgrId kRmgrId = 189;
+constexpr uint8 kBoundRecord = 0x10;
+
+constexpr char kStateDirectory[] = "pg_snowflake";
+constexpr char kStatePath[] = "pg_snowflake/state";
+constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
+constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
+constexpr uint32 kStateVersion = 1;
+
+struct BoundRecord {
+  int64_t bound;
+};
+
+struct StateFile {
+  uint32 magic;
+  uint32 version;
+  int64_t bound;
+  int64_t epoch_ms;
+  int32 bits[4];  // timestamp, datacenter, worker, sequence
+  pg_crc32c crc;  // of everything above
+};
+
+struct SharedNode {
+  GeneratorState generator;
+  LWLock* durable_lock;
+  LWLock* counters_lock;
+  int64_t written_bound;  // under durable_lock
+  XLogRecPtr written_lsn;
+  int64_t bound_at_start;
+  int64_t retired[kCounterCount];  // under counters_lock
+};
+
+struct alignas(64) BackendSlot {
+  int pid;  // 0 when free
+  pg_atomic_uint64 value[kCounterCount];
+};
+
+shmem_request_hook_type previous_request_hook = nullptr;
+shmem_startup_hook_type previous_startup_hook = nullptr;
+
+SharedNode* shared = nullptr;
+BackendSlot* slots = nullptr;
+// Built in place when shared memory is attached (no allocation; Generator is
+// trivially destructible).
+alignas(Generator) unsigned char generator_storage[sizeof(Generator)];
+Generator* generator = nullptr;
+
+// This backend's counters, its slot (claimed at first use) and a stand-in for
+// processes without one.
+Counters local;
+BackendSlot* my_slot = nullptr;
+BackendSlot unshared_slot;
+
+int slot_count() { return MaxBackends; }
+
+// Counters add up across backends, but for the largest step, which is a maximum.
+int64_t combine(int counter, int64_t total, int64_t value) {
+  return counter == kLargestClockStepMs ? std::max(total, value) : total + value;
+}
+
+Size shared_size() { return MAXALIGN(sizeof(SharedNode)); }
+Size slots_size() { return mul_size(slot_count(), sizeof(BackendSlot)); }
+
+pg_crc32c state_crc(const StateFile& file) {
+  pg_crc32c crc;
+  INIT_CRC32C(crc);
+  COMP_CRC32C(crc, &file, offsetof(StateFile, crc));
+  FIN_CRC32C(crc);
+  return crc;
+}
+
+// Writes `bound` to the state file durably: a complete new file, fsynced,
+// then renamed over the old one. Raises `elevel` on failure.
+void write_state_file(int64_t bound, int elevel) {
+  const Layout& layout = settings.layout;
+  StateFile file;
+  memset(&file, 0, sizeof(file));
+  file.magic = kStateMagic;
+  file.version = kStateVersion;
+  file.bound = bound;
+  file.epoch_ms = layout.epoch_ms();
+  file.bits[0] = layout.timestamp_bits();
+  file.bits[1] = layout.datacenter_bits();
+  file.bits[2] = layout.worker_bits();
+  file.bits[3] = layout.sequence_bits();
+  file.crc = state_crc(file);
+
+  if (MakePGDirectory(kStateDirectory) < 0 && errno != EEXIST) {
+    ereport(elevel, (errcode_for_file_access(),
+                     errmsg("could not create directory \"%s\": %m", kStateDirectory)));
+    return;
+  }
+  const int fd = OpenTransientFile(kStateTempPath, O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
+  if (fd < 0) {
+    ereport(elevel, (errcode_for_file_access(),
+                     errmsg("could not create file \"%s\": %m", kStateTempPath)));
+    return;
+  }
+  errno = 0;
+  const bool written = write(fd, &file, sizeof(file)) == static_cast<ssize_t>(sizeof(file));
+  if (!written && errno == 0) errno = ENOSPC;
+  const bool synced = written && pg_fsync(fd) == 0;
+  const int saved_errno = errno;
+  CloseTransientFile(fd);
+  if (!synced) {
+    errno = saved_errno;
+    ereport(elevel, (errcode_for_file_access(),
+                     errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write",
+                            kStateTempPath)));
+    return;
+  }
+  (void)durable_rename(kStateTempPath, kStatePath, elevel);
+}
+
+// The bound in the state file, 0 if there is none yet.
+int64_t read_state_file() {
+  const int fd = BasicOpenFile(kStatePath, O_RDONLY | PG_BINARY);
+  if (fd < 0) {
+    if (errno == ENOENT) return 0;
+    ereport(ERROR,
+            (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kStatePath)));
+  }
+  StateFile file;
+  const ssize_t got = read(fd, &file, sizeof(file));
+  close(fd);
+  if (got != static_cast<ssize_t>(sizeof(file)) || file.magic != kStateMagic ||
+      file.version != kStateVersion || file.crc != state_crc(file)) {
+    ereport(ERROR,
+            (errcode(ERRCODE_DATA_CORRUPTED),
+             errmsg("snowflake state file \"%s\" is corrupt", kStatePath),
+             errdetail("It holds the bound above every ID this node has issued; without it a "
+                       "clock set back could make the node issue an ID again."),
+             errhint("Restore the file from a backup of this node. Removing it lets the server "
+                     "start, trusting the clock alone for IDs issued before.")));
+  }
+  const Layout& layout = settings.layout;
+  if (file.epoch_ms != layout.epoch_ms() || file.bits[0] != layout.timestamp_bits() ||
+      file.bits[1] != layout.datacenter_bits() || file.bits[2] != layout.worker_bits() ||
+      file.bits[3] != layout.sequence_bits()) {
+    ereport(WARNING,
+            (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
+             errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
+                       "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
+                       static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1],
+                       file.bits[2], file.bits[3], static_cast<long long>(layout.epoch_ms()),
+                       layout.timestamp_bits(), layout.datacenter_bits(), layout.worker_bits(),
+                       layout.sequence_bits()),
+             errhint("New IDs still stay above every ID issued before, so a change that makes "
+                     "them smaller leaves the node unable to issue IDs until its clock catches "
+                     "up.")));
+  }
+  return file.bound;
+}
+
+// At a clean shutdown every backend is gone, so the exact bound is known.
+void save_exact_bound(int code, Datum) {
+  if (code != 0 || shared == nullptr) return;
+  const int64_t exact = shared->generator.last_id.load() + 1;
+  if (exact < shared->generator.durable_bound.load()) write_state_file(exact, LOG);
+}
+
+void request_hook() {
+  if (previous_request_hook) previous_request_hook();
+  RequestAddinShmemSpace(add_size(shared_size(), slots_size()));
+  RequestNamedLWLockTranche("snowflake", 2);
+}
+
+void startup_hook() {
+  if (previous_startup_hook) previous_startup_hook();
+
+  LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+  bool found_node = false;
+  bool found_slots = false;
+  shared = static_cast<SharedNode*>(
+      ShmemInitStruct("snowflake generator", shared_size(), &found_node));
+  slots = static_cast<BackendSlot*>(ShmemInitStruct("snowflake backends", slots_size(),
+                                                    &found_slots));
+  if (!found_node) {
+    memset(static_cast<void*>(shared), 0, sizeof(SharedNode));
+    new (&shared->generator) GeneratorState();
+    LWLockPadded* locks = GetNamedLWLockTranche("snowflake");
+    shared->durable_lock = &locks[0].lock;
+    shared->counters_lock = &locks[1].lock;
+  }
+  if (!found_slots) {
+    for (int i = 0; i < slot_count(); i++) {
+      slots[i].pid = 0;
+      for (auto& value : slots[i].value) pg_atomic_init_u64(&value, 0);
+    }
+  }
+  LWLockRelease(AddinShmemInitLock);
+
+  generator = new (generator_storage) Generator(shared->generator, settings.layout);
+
+  // Only the postmaster reads the state file: at start, and again when it
+  // reinitializes shared memory after a backend crashed.
+  if (!IsUnderPostmaster) {
+    shared->bound_at_start = read_state_file();
+    shared->written_bound = shared->bound_at_start;
+    generator->restore(shared->bound_at_start);
+    on_shmem_exit(save_exact_bound, 0);
+  }
+}
+
+void redo(XLogReaderState* record) {
+  const uint8 info = XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK;
+  if (info != kBoundRecord) elog(PANIC, "snowflake redo: unknown op code %u", info);
+  BoundRecord bound_record;
+  memcpy(&bound_record, XLogRecGetData(record), sizeof(bound_record));
+  generator->restore(bound_record.bound);
+  if (bound_record.bound > shared->written_bound) {
+    // Kept in the state file too, so a standby that restarts before its
+    // promotion does not depend on WAL it has already recycled.
+    write_state_file(bound_record.bound, ERROR);
+    shared->written_bound = bound_record.bound;
+  }
+}
+
+void describe(StringInfo buffer, XLogReaderState* record) {
+  BoundRecord bound_record;
+  memcpy(&bound_record, XLogRecGetData(record), sizeof(bound_record));
+  appendStringInfo(buffer, "bound %lld", static_cast<long long>(bound_record.bound));
+}
+
+const char* identify(uint8 info) {
+  return (info & XLR_RMGR_INFO_MASK) == kBoundRecord ? "BOUND" : nullptr;
+}
+
+RmgrData resource_manager;
+
+BackendSlot* claim_slot() {
+  if (MyProc == nullptr || MyProc->pgprocno >= slot_count()) return &unshared_slot;
+  BackendSlot* slot = &slots[MyProc->pgprocno];
+  slot->pid = MyProcPid;
+  before_shmem_exit(
+      [](int, Datum) {
+        LWLockAcquire(shared->counters_lock, LW_EXCLUSIVE);
+        for (int i = 0; i < kCounterCount; i++) {
+          const auto value = static_cast<int64_t>(pg_atomic_read_u64(&my_slot->value[i]));
+          shared->retired[i] = combine(i, shared->retired[i], value);
+          pg_atomic_write_u64(&my_slot->value[i], 0);
+        }
+        my_slot->pid = 0;
+        LWLockRelease(shared->counters_lock);
+      },
+      0);
+  return slot;
+}
+
+void publish(Counter counter) {
+  if (unlikely(my_slot == nullptr)) my_slot = claim_slot();
+  pg_atomic_write_u64(&my_slot->value[counter], static_cast<uint64>(local.value[counter]));
+}
+
+}  // namespace
+
+void request_node_memory() {
+  previous_request_hook = shmem_request_hook;
+  shmem_request_hook = request_hook;
+  previous_startup_hook = shmem_startup_hook;
+  shmem_startup_hook = startup_hook;
+}
+
+void register_wal_resource_manager() {
+  resource_manager.rm_name = "snowflake";
+  resource_manager.rm_redo = redo;
+  resource_manager.rm_desc = describe;
+  resource_manager.rm_identify = identify;
+  RegisterCustomRmgr(kRmgrId, &resource_manager);
+}
+
+Generator* node_generator() { return generator; }
+
+void make_durable(int64_t timestamp, bool wait) {
+  if (wait) {
+    LWLockAcquire(shared->durable_lock, LW_EXCLUSIVE);
+  } else if (!LWLockConditionalAcquire(shared->durable_lock, LW_EXCLUSIVE)) {
+    return;
+  }
+  if (shared->written_bound < generator->bound_after(timestamp, kDurableMarginMs)) {
+    BoundRecord bound_record{generator->bound_after(timestamp, kDurableIntervalMs)};
+    XLogBeginInsert();
+    XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));
+    const XLogRecPtr lsn = XLogInsert(kRmgrId, kBoundRecord);
+    XLogFlush(lsn);
+    write_state_file(bound_record.bound, ERROR);
+    shared->written_bound = bound_record.bound;
+    shared->written_lsn = lsn;
+  }
+  const int64_t bound = shared->written_bound;
+  const XLogRecPtr lsn = shared->written_lsn;
+  LWLockRelease(shared->durable_lock);
+
+  SyncRepWaitForLSN(lsn, false);
+  generator->publish_durable(bound);
+}
+
+void count(Counter counter, int64_t amount) {
+  local.value[counter] += amount;
+  publish(counter);
+}
+
+void count_largest(Counter counter, int64_t value) {
+  if (value <= local.value[counter]) return;
+  local.value[counter] = value;
+  publish(counter);
+}
+
+Counters node_counters() {
+  Counters total;
+  LWLockAcquire(shared->counters_lock, LW_SHARED);
+  for (int i = 0; i < kCounterCount; i++) total.value[i] = shared->retired[i];
+  for (int s = 0; s < slot_count(); s++) {
+    for (int i = 0; i < kCounterCount; i++) {
+      const auto value = static_cast<int64_t>(pg_atomic_read_u64(&slots[s].value[i]));
+      total.value[i] = combine(i, total.value[i], value);
+    }
+  }
+  LWLockRelease(shared->counters_lock);
+  return total;
+}
+
+void visit_backends(void (*visit)(int pid, const Counters& counters, void* context),
+                    void* context) {
+  for (int s = 0; s < slot_count(); s++) {
+    const int pid = slots[s].pid;
+    if (pid == 0) continue;
+    Counters counters;
+    for (int i = 0; i < kCounterCount; i++)
+      counters.value[i] = static_cast<int64_t>(pg_atomic_read_u64(&slots[s].value[i]));
+    visit(pid, counters, context);
+  }
+}
+
+int64_t bound_at_start() { return shared->bound_at_start; }
+
+}  // namespace snowflake::pg

@@ -1,0 +1,244 @@
+// Every snowflake.* setting, defined in one place.
+//
+// The layout (four widths) and the epoch are fixed at server start: IDs issued
+// under one layout do not decode under another. datacenter_id and worker_id
+// take effect on reload, so an operator can give a node its identity without a
+// restart; the clock policy (max_lead, max_clock_backward_wait) too. None of
+// them can be SET in a session: a node's identity and policy are the server's.
+#include "settings.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "../core/clock.hpp"
+#include "postgres.hpp"
+#include "time.hpp"
+
+namespace snowflake::pg {
+
+Settings settings;
+
+namespace {
+
+constexpr int kMaxLeadLimitMs = 24 * 60 * 60 * 1000;
+constexpr int kMaxWaitLimitMs = 60 * 1000;
+constexpr char kDefaultEpochText[] = "1288834974657";
+
+int64_t epoch_ms = kDefaultEpochMs;
+
+bool parse_epoch(const char* text, int64_t* epoch) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || value < 0) return false;
+  *epoch = value;
+  return true;
+}
+
+bool check_epoch(char** newval, void** extra, GucSource) {
+  int64_t epoch = 0;
+  if (!parse_epoch(*newval, &epoch)) {
+    GUC_check_errdetail(
+        "snowflake.epoch must be a whole number of milliseconds since 1970-01-01 00:00:00 UTC, "
+        "such as %s.",
+        kDefaultEpochText);
+    return false;
+  }
+  const int64_t now = unix_time_ms();
+  if (epoch > now) {
+    GUC_check_errdetail("snowflake.epoch %lld is in the future: the clock reads %lld.",
+                        static_cast<long long>(epoch), static_cast<long long>(now));
+    return false;
+  }
+  // The GUC machinery frees `extra` with free().
+  auto* parsed = static_cast<int64_t*>(malloc(sizeof(int64_t)));
+  if (parsed == nullptr) return false;
+  *parsed = epoch;
+  *extra = parsed;
+  return true;
+}
+
+void assign_epoch(const char*, void* extra) { epoch_ms = *static_cast<int64_t*>(extra); }
+
+int64_t node_of(int datacenter_id, int worker_id) {
+  // With no datacenter bits the node is the worker alone; unset means 0 then.
+  const bool datacenter_set = datacenter_id >= 0 || settings.layout.datacenter_bits() == 0;
+  if (!datacenter_set || worker_id < 0) return -1;
+  return settings.layout.node(std::max(datacenter_id, 0), worker_id);
+}
+
+void assign_datacenter_id(int newval, void*) {
+  settings.node = node_of(newval, settings.worker_id);
+}
+
+void assign_worker_id(int newval, void*) {
+  settings.node = node_of(settings.datacenter_id, newval);
+}
+
+// At server start PostgreSQL only warns about a bad value of an extension's
+// setting and uses the default instead: for the layout, the epoch and the
+// node's identity that would silently issue different IDs than configured. So
+// while preloading, the raw value from the configuration is checked first and
+// a bad one stops the server, as a bad value of a built-in setting does.
+void require_int_at_start(const char* name, int min, int max, const char* detail_format,
+                          const char* hint) {
+  const char* raw = GetConfigOption(name, true, false);
+  if (raw == nullptr) return;
+  int value = 0;
+  const char* parse_hint = nullptr;
+  if (!parse_int(raw, &value, 0, &parse_hint) || value < min || value > max) {
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
+                    errdetail(detail_format, name, min, max), errhint("%s", hint)));
+  }
+}
+
+void require_epoch_at_start() {
+  const char* raw = GetConfigOption("snowflake.epoch", true, false);
+  int64_t epoch = 0;
+  if (raw == nullptr) return;
+  if (!parse_epoch(raw, &epoch) || epoch > unix_time_ms()) {
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),
+             errdetail("snowflake.epoch must be a whole number of milliseconds since "
+                       "1970-01-01 00:00:00 UTC, not in the future."),
+             errhint("Remove the setting to use Twitter's epoch (%s), or set it once, before the "
+                     "first ID is issued, and never change it.",
+                     kDefaultEpochText)));
+  }
+}
+
+void define_layout_setting(const char* name, const char* description, int* variable, int min,
+                           int max) {
+  if (process_shared_preload_libraries_in_progress)
+    require_int_at_start(name, min, max, "%s must be an integer between %d and %d.",
+                         "The four snowflake.*_bits settings must add up to 63.");
+  DefineCustomIntVariable(name, description, nullptr, variable, *variable, min, max,
+                          PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+}
+
+const char* layout_problem(LayoutCheck check) {
+  switch (check) {
+    case LayoutCheck::kOk:
+      break;
+    case LayoutCheck::kWrongTotal:
+      return "the snowflake ID layout does not add up to 63 bits";
+    case LayoutCheck::kTimestampTooNarrow:
+      return "snowflake.timestamp_bits must be at least 1";
+    case LayoutCheck::kDatacenterTooWide:
+      return "snowflake.datacenter_bits must be between 0 and 30";
+    case LayoutCheck::kWorkerOutOfRange:
+      return "snowflake.worker_bits must be between 1 and 30";
+    case LayoutCheck::kSequenceTooNarrow:
+      return "snowflake.sequence_bits must be at least 1";
+  }
+  return nullptr;
+}
+
+void establish_layout() {
+  const LayoutCheck check = Layout::check(settings.timestamp_bits, settings.datacenter_bits,
+                                          settings.worker_bits, settings.sequence_bits);
+  if (check != LayoutCheck::kOk) {
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", layout_problem(check)),
+             errdetail("snowflake.timestamp_bits = %d, snowflake.datacenter_bits = %d, "
+                       "snowflake.worker_bits = %d, snowflake.sequence_bits = %d: %d bits in all.",
+                       settings.timestamp_bits, settings.datacenter_bits, settings.worker_bits,
+                       settings.sequence_bits,
+                       settings.timestamp_bits + settings.datacenter_bits + settings.worker_bits +
+                           settings.sequence_bits),
+             errhint("Choose widths that add up to 63, such as the default 41, 5, 5 and 12.")));
+  }
+  settings.layout = Layout(settings.timestamp_bits, settings.datacenter_bits,
+                           settings.worker_bits, settings.sequence_bits, epoch_ms);
+  const int64_t now = unix_time_ms();
+  if (now > settings.layout.last_unix_ms()) {
+    const TimestampTz last = timestamptz_from_unix_ms(settings.layout.last_unix_ms());
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("the snowflake timestamp field ran out at %s", timestamptz_to_str(last)),
+             errdetail("snowflake.timestamp_bits = %d counts %lld ms from snowflake.epoch = %lld.",
+                       settings.timestamp_bits,
+                       static_cast<long long>(settings.layout.max_timestamp()),
+                       static_cast<long long>(epoch_ms)),
+             errhint("Use a later snowflake.epoch or a wider snowflake.timestamp_bits.")));
+  }
+}
+
+void define_id_setting(const char* name, const char* description, const char* width_name,
+                       int* variable, int64_t max, GucIntAssignHook assign) {
+  if (process_shared_preload_libraries_in_progress) {
+    const char* hint = psprintf(
+        "Give every node a value no other node uses, within the range; or widen %s.", width_name);
+    require_int_at_start(name, -1, static_cast<int>(max),
+                         "%s must be between %d (unset) and %d, the largest value its field of "
+                         "the ID layout holds.",
+                         hint);
+  }
+  DefineCustomIntVariable(name, description,
+                          "-1 means unset: snowflake_nextval() then refuses to issue IDs.",
+                          variable, -1, -1, static_cast<int>(max), PGC_SIGHUP, 0, nullptr, assign,
+                          nullptr);
+}
+
+}  // namespace
+
+void define_settings() {
+  define_layout_setting("snowflake.timestamp_bits", "Width of the ID's millisecond timestamp.",
+                        &settings.timestamp_bits, 1, kIdBits - 2);
+  define_layout_setting("snowflake.datacenter_bits", "Width of the ID's datacenter_id field.",
+                        &settings.datacenter_bits, 0, kMaxNodeFieldBits);
+  define_layout_setting("snowflake.worker_bits", "Width of the ID's worker_id field.",
+                        &settings.worker_bits, 1, kMaxNodeFieldBits);
+  define_layout_setting("snowflake.sequence_bits", "Width of the ID's per-millisecond sequence.",
+                        &settings.sequence_bits, 1, kIdBits - 2);
+
+  if (process_shared_preload_libraries_in_progress) require_epoch_at_start();
+  DefineCustomStringVariable("snowflake.epoch",
+                             "Milliseconds since 1970-01-01 UTC at which ID timestamps start.",
+                             nullptr, &settings.epoch_text, kDefaultEpochText, PGC_POSTMASTER, 0,
+                             check_epoch, assign_epoch, nullptr);
+  establish_layout();
+
+  define_id_setting("snowflake.datacenter_id", "This node's datacenter_id in the IDs it issues.",
+                    "snowflake.datacenter_bits", &settings.datacenter_id,
+                    settings.layout.max_datacenter_id(), assign_datacenter_id);
+  define_id_setting("snowflake.worker_id", "This node's worker_id in the IDs it issues.",
+                    "snowflake.worker_bits", &settings.worker_id,
+                    settings.layout.max_worker_id(), assign_worker_id);
+
+  DefineCustomIntVariable(
+      "snowflake.max_lead",
+      "How far ahead of the clock the generator's timestamp may run without waiting.",
+      "0 is the original Snowflake: wait for the next millisecond when one is used up.",
+      &settings.max_lead_ms, 0, 0, kMaxLeadLimitMs, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+      nullptr);
+  DefineCustomIntVariable(
+      "snowflake.max_clock_backward_wait",
+      "How long to wait for a clock that is behind the generator before failing.",
+      "0 fails at once, as Twitter's IdWorker does.", &settings.max_clock_backward_wait_ms, 1000,
+      0, kMaxWaitLimitMs, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+
+  MarkGUCPrefixReserved("snowflake");
+}
+
+int64_t configured_node() {
+  if (settings.node >= 0) return settings.node;
+  const bool datacenter_missing =
+      settings.datacenter_id < 0 && settings.layout.datacenter_bits() > 0;
+  const char* name = datacenter_missing ? "snowflake.datacenter_id" : "snowflake.worker_id";
+  const int64_t max = datacenter_missing ? settings.layout.max_datacenter_id()
+                                         : settings.layout.max_worker_id();
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("%s is not set", name),
+           errdetail("snowflake_nextval() needs this node's snowflake.datacenter_id and "
+                     "snowflake.worker_id to keep its IDs apart from every other node's."),
+           errhint("Set %s (0-%lld) in postgresql.conf to a value no other node uses, then "
+                   "reload.",
+                   name, static_cast<long long>(max))));
+  pg_unreachable();
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,40 @@
+// The snowflake.* settings (GUCs), all defined in settings.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "../core/layout.hpp"
+
+namespace snowflake::pg {
+
+struct Settings {
+  // Server start only: the layout of the IDs and their epoch.
+  int timestamp_bits = kDefaultTimestampBits;
+  int datacenter_bits = kDefaultDatacenterBits;
+  int worker_bits = kDefaultWorkerBits;
+  int sequence_bits = kDefaultSequenceBits;
+  char* epoch_text = nullptr;
+  Layout layout;
+
+  // Reload: who this node is (-1 = unset), and the clock policy.
+  int datacenter_id = -1;
+  int worker_id = -1;
+  int max_lead_ms = 0;
+  int max_clock_backward_wait_ms = 1000;
+
+  // Derived from datacenter_id and worker_id by their assign hooks: the node
+  // field of this node's IDs, or -1 while it is not configured.
+  int64_t node = -1;
+};
+
+extern Settings settings;
+
+// Defines every snowflake.* setting. While the server starts (preload), a
+// layout that does not add up, an epoch the layout cannot reach, or an ID that
+// does not fit its field stops it with a message naming the values.
+void define_settings();
+
+// The node field, or ereport(ERROR) naming the setting that is not set.
+int64_t configured_node();
+
+}  // namespace snowflake::pg

@@ -1,0 +1,24 @@
+// Conversions between the milliseconds of the IDs and PostgreSQL timestamps.
+#pragma once
+
+#include <cstdint>
+
+#include "postgres.hpp"
+
+namespace snowflake::pg {
+
+// 2000-01-01 00:00:00 UTC, PostgreSQL's epoch, in ms since the Unix epoch.
+inline constexpr int64_t kPostgresEpochUnixMs =
+    int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * 1000;
+
+inline TimestampTz timestamptz_from_unix_ms(int64_t unix_ms) {
+  return (unix_ms - kPostgresEpochUnixMs) * 1000;
+}
+
+// The millisecond that holds `ts` (rounded down, also before 2000).
+inline int64_t unix_ms_from_timestamptz(TimestampTz ts) {
+  const int64_t ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
+  return ms + kPostgresEpochUnixMs;
+}
+
+}  // namespace snowflake::pg
