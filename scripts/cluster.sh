@@ -1,0 +1,62 @@
+# Throwaway PostgreSQL clusters for the tour and the SQL-level tests.
+# Sourced, not run. PostgreSQL refuses to run as root, so clusters belong to
+# the `postgres` OS user, in a scratch directory it owns, reached only through
+# a Unix socket there.
+#
+#   cluster_start NAME PORT [postgresql.conf lines...]
+#   cluster_psql NAME [psql arguments...]
+#   cluster_stop NAME
+#   cluster_log_tail NAME          the server log's last lines, for failures
+
+PG_BIN=$(pg_config --bindir)
+SCRATCH=${SCRATCH:-$(mktemp -d /tmp/snowflake.XXXXXX)}
+chown postgres: "$SCRATCH"
+declare -A CLUSTER_PORT=()
+
+as_postgres() { runuser -u postgres -- "$@"; }
+
+cluster_start() {
+    local name=$1 port=$2
+    shift 2
+    local dir=$SCRATCH/$name
+    as_postgres mkdir -p "$dir"
+    as_postgres "$PG_BIN/initdb" -D "$dir/data" --auth=trust -U postgres --no-sync >/dev/null
+    {
+        echo "listen_addresses = ''"
+        echo "unix_socket_directories = '$dir'"
+        echo "port = $port"
+        echo "fsync = on"
+        printf '%s\n' "$@"
+    } >>"$dir/data/postgresql.conf"
+    CLUSTER_PORT[$name]=$port
+    as_postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null \
+        || { cluster_log_tail "$name"; return 1; }
+}
+
+cluster_psql() {
+    local name=$1
+    shift
+    "$PG_BIN/psql" -X -h "$SCRATCH/$name" -p "${CLUSTER_PORT[$name]}" -U postgres "$@"
+}
+
+# libpq environment for tools that take no connection options (pg_regress, pg_prove).
+cluster_env() {
+    echo "PGHOST=$SCRATCH/$1 PGPORT=${CLUSTER_PORT[$1]} PGUSER=postgres"
+}
+
+cluster_stop() {
+    local dir=$SCRATCH/$1
+    [ -f "$dir/data/postmaster.pid" ] && as_postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    return 0
+}
+
+cluster_log_tail() {
+    echo "--- last lines of $SCRATCH/$1/server.log ---"
+    tail -n 30 "$SCRATCH/$1/server.log" || true
+}
+
+clusters_cleanup() {
+    local name
+    for name in "${!CLUSTER_PORT[@]}"; do cluster_stop "$name"; done
+    rm -rf "$SCRATCH"
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Runs every test of snowflake, on a fresh Debian machine or this one:
+# installs what is missing, builds and installs the extension, then runs each
+# layer of design.md section 8 and fails if any test fails.
+#
+#   scripts/test.sh                  every layer
+#   scripts/test.sh unit sql tap     some layers: unit (GoogleTest, plain and
+#                                    ASan/UBSan), sql (pg_regress and pgTAP),
+#                                    tap (cluster-level Perl TAP tests)
+#   scripts/test.sh tap test/t/010_restart.pl
+#                                    some cluster tests only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "scripts/test.sh runs as root: it installs packages and runs servers as the postgres user." >&2
+    exit 1
+fi
+
+layers=()
+tap_tests=()
+for argument in "$@"; do
+    case $argument in
+        unit | sql | tap) layers+=("$argument") ;;
+        *.pl) tap_tests+=("$ROOT/$argument") ;;
+        *) echo "unknown layer or test: $argument" >&2; exit 2 ;;
+    esac
+done
+[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap)
+
+scripts/install-deps.sh
+export PATH="$(pg_config --bindir):$PATH"
+
+section() { printf '\n=== %s ===\n' "$*"; }
+
+run_unit() {
+    local variant flags
+    for variant in plain sanitized; do
+        section "unit tests (GoogleTest, $variant)"
+        flags=()
+        [ "$variant" = sanitized ] && flags=(-DSNOWFLAKE_SANITIZE=ON)
+        cmake -S test/unit -B "build/unit-$variant" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}" >/dev/null
+        cmake --build "build/unit-$variant" -j "$(nproc)" >/dev/null
+        ctest --test-dir "build/unit-$variant" --output-on-failure --timeout 300
+    done
+}
+
+build_extension() {
+    section "build and install the extension"
+    make -s -j "$(nproc)"
+    make -s install >/dev/null
+}
+
+run_sql() {
+    # shellcheck source=scripts/cluster.sh
+    source scripts/cluster.sh
+    trap clusters_cleanup EXIT
+    local preload="shared_preload_libraries = 'snowflake'"
+
+    section "pg_regress (sql/, expected/)"
+    cluster_start configured 54400 "$preload" "snowflake.datacenter_id = 3" "snowflake.worker_id = 7"
+    mkdir -p build/regress
+    if ! env $(cluster_env configured) make -s installcheck REGRESS_OUTPUTDIR=build/regress; then
+        cat build/regress/regression.diffs 2>/dev/null || true
+        cluster_log_tail configured
+        return 1
+    fi
+
+    section "pgTAP"
+    cluster_start unset 54401 "$preload"
+    cluster_start plain 54402
+    local name
+    for name in configured unset plain; do
+        cluster_psql "$name" -q -c "CREATE DATABASE snowflake_tap"
+        echo "--- cluster '$name' ---"
+        env $(cluster_env "$name") PGDATABASE=snowflake_tap pg_prove --failures test/pgtap/"$name"/*.sql \
+            || { cluster_log_tail "$name"; return 1; }
+    done
+}
+
+run_tap() {
+    section "cluster tests (PostgreSQL::Test::Cluster)"
+    # The framework runs initdb and the servers as the user running prove, so
+    # prove runs as postgres, on a copy of the tests it can read.
+    local work
+    work=$(mktemp -d /tmp/snowflake-tap.XXXXXX)
+    cp -r test/t test/perl "$work/"
+    chown -R postgres: "$work"
+    local tests=("${tap_tests[@]/#$ROOT\/test/$work}")
+    [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/t/*.pl)
+    local status=0
+    runuser -u postgres -- env PATH="$PATH" TESTDIR="$work" \
+        prove -I "$(pg_config --pgxs | sed 's|src/makefiles/pgxs.mk|src/test/perl|')" -I "$work/perl" \
+        --timer "${tests[@]}" || status=$?
+    if [ $status -ne 0 ]; then
+        echo "--- logs kept in $work/tmp_check/log ---"
+        tail -n 40 "$work"/tmp_check/log/regress_log_* 2>/dev/null | tail -n 200 || true
+        return $status
+    fi
+    rm -rf "$work"
+}
+
+for layer in "${layers[@]}"; do
+    case $layer in
+        unit) run_unit ;;
+        sql) build_extension; run_sql ;;
+        tap) build_extension; run_tap ;;
+    esac
+done
+section "all tests passed"
