@@ -15,6 +15,7 @@ extern "C" {
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "port/pg_crc32c.h"
 #include "replication/syncrep.h"
 #include "storage/fd.h"
