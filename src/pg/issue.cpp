@@ -30,14 +30,13 @@ constexpr int64_t kClockPollMs = 100;
 // A sequence wait longer than this means the clock moved meanwhile: look again.
 constexpr int64_t kSequenceSpinLimitUs = 2000;
 
-int64_t last_id = -1;
 // The clock high-water mark of the last backward step this backend counted.
 int64_t step_counted_at = -1;
 
 int64_t clock_now() { return unix_time_ms() - settings.layout.epoch_ms(); }
 
 const char* clock_text(int64_t timestamp) {
-  return timestamptz_to_str(timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms()));
+  return timestamp_text(timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms()));
 }
 
 Generator* require_generator() {
@@ -153,7 +152,6 @@ IssuedRun issue(int64_t wanted) {
     switch (outcome.step) {
       case Step::kIssued:
         count(kIdsIssued, outcome.count);
-        last_id = outcome.first_id + outcome.count - 1;
         if (unlikely(outcome.refresh_durable)) make_durable(outcome.timestamp, false);
         return {outcome.first_id, outcome.count};
       case Step::kWaitForSequence:
@@ -179,7 +177,5 @@ IssuedRun issue(int64_t wanted) {
     }
   }
 }
-
-int64_t last_issued_id() { return last_id; }
 
 }  // namespace snowflake::pg

@@ -15,7 +15,4 @@ struct IssuedRun {
 // cannot (not preloaded, in recovery, node unset, clock too far behind).
 IssuedRun issue(int64_t wanted);
 
-// The ID most recently returned to this session, or -1 if none yet.
-int64_t last_issued_id();
-
 }  // namespace snowflake::pg

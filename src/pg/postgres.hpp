@@ -7,6 +7,7 @@ extern "C" {
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "access/htup_details.h"
@@ -24,7 +25,10 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
 #include "utils/timestamp.h"
 }

@@ -45,10 +45,10 @@ bool check_epoch(char** newval, void** extra, GucSource) {
         kDefaultEpochText);
     return false;
   }
-  const int64_t now = unix_time_ms();
-  if (epoch > now) {
-    GUC_check_errdetail("snowflake.epoch %lld is in the future: the clock reads %lld.",
-                        static_cast<long long>(epoch), static_cast<long long>(now));
+  if (epoch > unix_time_ms()) {
+    GUC_check_errdetail("snowflake.epoch must not be in the future; %lld is %s.",
+                        static_cast<long long>(epoch),
+                        timestamp_text(timestamptz_from_unix_ms(epoch)));
     return false;
   }
   // The GUC machinery frees `extra` with free().
@@ -158,7 +158,7 @@ void establish_layout() {
     const TimestampTz last = timestamptz_from_unix_ms(settings.layout.last_unix_ms());
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("the snowflake timestamp field ran out at %s", timestamptz_to_str(last)),
+             errmsg("the snowflake timestamp field ran out at %s", timestamp_text(last)),
              errdetail("snowflake.timestamp_bits = %d counts %lld ms from snowflake.epoch = %lld.",
                        settings.timestamp_bits,
                        static_cast<long long>(settings.layout.max_timestamp()),

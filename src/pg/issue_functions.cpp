@@ -1,0 +1,76 @@
+// SQL functions that issue IDs: snowflake_nextval(), snowflake_generate(n),
+// and snowflake_lastval(), the session's most recently returned ID.
+#include "boundary.hpp"
+#include "issue.hpp"
+
+namespace snowflake::pg {
+namespace {
+
+// snowflake_generate(n) returns at most this many IDs per call.
+constexpr int32 kMaxGenerate = 10000000;
+
+// The ID most recently returned to this session (-1: none yet). IDs issued in
+// parallel workers are theirs, not the session's, as with lastval().
+int64_t last_returned = -1;
+
+// Where snowflake_generate(n) is between calls: the reserved run it is
+// returning, and how many IDs are still to come.
+struct GenerateState {
+  int64_t next_id;
+  int64_t left_in_run;
+  int64_t left_in_total;
+};
+
+}  // namespace
+}  // namespace snowflake::pg
+
+using namespace snowflake::pg;
+
+SNOWFLAKE_FUNCTION(snowflake_nextval) {
+  last_returned = issue(1).first_id;
+  PG_RETURN_INT64(last_returned);
+}
+
+SNOWFLAKE_FUNCTION(snowflake_lastval) {
+  if (last_returned < 0) {
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("snowflake_lastval is not yet defined in this session"),
+                    errdetail("No snowflake ID has been returned in this session yet."),
+                    errhint("Call snowflake_nextval() or snowflake_generate(n) first.")));
+  }
+  PG_RETURN_INT64(last_returned);
+}
+
+// Returns n IDs, strictly increasing. Each step reserves, with one
+// compare-and-swap, as many as the current millisecond holds (up to 4,096 in
+// the default layout), so n IDs cost about n / 4,096 steps; IDs are reserved
+// only as the caller asks for them, so a LIMIT wastes at most one run.
+SNOWFLAKE_FUNCTION(snowflake_generate) {
+  FuncCallContext* call;
+  if (SRF_IS_FIRSTCALL()) {
+    const int32 wanted = PG_GETARG_INT32(0);
+    if (wanted < 1 || wanted > kMaxGenerate) {
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("snowflake_generate() cannot return %d IDs", wanted),
+                      errdetail("n must be between 1 and %d.", kMaxGenerate),
+                      errhint("Call it several times for more IDs.")));
+    }
+    call = SRF_FIRSTCALL_INIT();
+    auto* state = static_cast<GenerateState*>(
+        MemoryContextAllocZero(call->multi_call_memory_ctx, sizeof(GenerateState)));
+    state->left_in_total = wanted;
+    call->user_fctx = state;
+  }
+  call = SRF_PERCALL_SETUP();
+  auto* state = static_cast<GenerateState*>(call->user_fctx);
+  if (state->left_in_total == 0) SRF_RETURN_DONE(call);
+  if (state->left_in_run == 0) {
+    const IssuedRun run = issue(state->left_in_total);
+    state->next_id = run.first_id;
+    state->left_in_run = run.count;
+  }
+  last_returned = state->next_id++;
+  state->left_in_run--;
+  state->left_in_total--;
+  SRF_RETURN_NEXT(call, Int64GetDatum(last_returned));
+}

@@ -1,0 +1,110 @@
+// The status functions behind the views snowflake_status (the node) and
+// snowflake_backend_status (each backend that has issued IDs).
+//
+// Reading a view is what a role is granted (pg_monitor by default), so each
+// function checks SELECT on its view: granting the view is enough, and calling
+// the function directly needs the same grant.
+#include <algorithm>
+
+#include "../core/clock.hpp"
+#include "boundary.hpp"
+#include "node.hpp"
+#include "settings.hpp"
+#include "time.hpp"
+
+namespace snowflake::pg {
+namespace {
+
+void require_view_privilege(FunctionCallInfo fcinfo, const char* view) {
+  const Oid schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+  const Oid relation = get_relname_relid(view, schema);
+  if (!OidIsValid(relation) || pg_class_aclcheck(relation, GetUserId(), ACL_SELECT) != ACLCHECK_OK) {
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("permission denied for view %s", view),
+                    errdetail("Reading the snowflake status needs SELECT on the view %s.", view),
+                    errhint("Grant SELECT on %s, or the role pg_monitor, to the role.", view)));
+  }
+}
+
+Generator& require_generator() {
+  Generator* generator = node_generator();
+  if (generator == nullptr) {
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("snowflake must be loaded via shared_preload_libraries"),
+             errdetail("The node's generator and its counters live in shared memory, which is "
+                       "set up only when the server starts with the library preloaded."),
+             errhint("Add snowflake to shared_preload_libraries in postgresql.conf "
+                     "(shared_preload_libraries = 'snowflake') and restart the server.")));
+  }
+  return *generator;
+}
+
+TimestampTz id_time(int64_t timestamp) {
+  return timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms());
+}
+
+Datum nullable_int(int value, bool* null) {
+  *null = value < 0;
+  return Int32GetDatum(value);
+}
+
+}  // namespace
+}  // namespace snowflake::pg
+
+using namespace snowflake::pg;
+
+SNOWFLAKE_FUNCTION(snowflake_status) {
+  require_view_privilege(fcinfo, "snowflake_status");
+  snowflake::Generator& generator = require_generator();
+  const snowflake::Layout& layout = settings.layout;
+  const snowflake::GeneratorState& state = generator.state();
+  const Counters counters = node_counters();
+  const int64_t last_timestamp = layout.timestamp_of(state.last_id.load());
+  const int64_t clock = snowflake::unix_time_ms() - layout.epoch_ms();
+  const int64_t bound = state.durable_bound.load();
+
+  TupleDesc descriptor;
+  if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+    elog(ERROR, "snowflake_status: return type must be a row type");
+  bool nulls[17] = {};
+  const int datacenter_id =
+      layout.datacenter_bits() == 0 && settings.worker_id >= 0 ? 0 : settings.datacenter_id;
+  Datum values[17] = {
+      nullable_int(datacenter_id, &nulls[0]),
+      nullable_int(settings.worker_id, &nulls[1]),
+      TimestampTzGetDatum(id_time(0)),
+      Int32GetDatum(layout.timestamp_bits()),
+      Int32GetDatum(layout.datacenter_bits()),
+      Int32GetDatum(layout.worker_bits()),
+      Int32GetDatum(layout.sequence_bits()),
+      TimestampTzGetDatum(id_time(last_timestamp)),
+      Int64GetDatum(std::max<int64_t>(0, last_timestamp - clock)),
+      Int64GetDatum(counters.value[kIdsIssued]),
+      Int64GetDatum(counters.value[kSequenceWaits]),
+      Int64GetDatum(counters.value[kClockWaits]),
+      Int64GetDatum(counters.value[kClockErrors]),
+      Int64GetDatum(state.clock_steps.load()),
+      Int64GetDatum(state.largest_clock_step_ms.load()),
+      TimestampTzGetDatum(id_time(layout.timestamp_of(bound))),
+      Int64GetDatum(bound),
+  };
+  nulls[7] = state.last_id.load() == 0;
+  PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_backend_status) {
+  require_view_privilege(fcinfo, "snowflake_backend_status");
+  (void)require_generator();
+  InitMaterializedSRF(fcinfo, 0);
+  visit_backends(
+      [](int pid, const Counters& counters, void* context) {
+        auto* info = static_cast<ReturnSetInfo*>(context);
+        Datum values[kCounterCount + 1] = {Int32GetDatum(pid)};
+        bool nulls[kCounterCount + 1] = {};
+        for (int i = 0; i < kCounterCount; i++) values[i + 1] = Int64GetDatum(counters.value[i]);
+        tuplestore_putvalues(info->setResult, info->setDesc, values, nulls);
+      },
+      fcinfo->resultinfo);
+  return static_cast<Datum>(0);
+}
