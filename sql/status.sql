@@ -1,0 +1,43 @@
+-- The status views: one row for the node, one per backend that issued IDs.
+CREATE EXTENSION IF NOT EXISTS snowflake;
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+\set SHOW_CONTEXT never
+
+SELECT snowflake_nextval() > 0 AS issued;
+SELECT datacenter_id, worker_id, epoch, timestamp_bits, datacenter_bits, worker_bits, sequence_bits,
+       last_issued_at <= clock_timestamp() + interval '1 s' AS last_issued_is_now,
+       lead_ms >= 0 AS lead_known, ids_issued >= 1 AS counted,
+       sequence_waits >= 0 AND clock_waits >= 0 AND clock_errors = 0 AS waits_known,
+       clock_steps >= 0 AND largest_clock_step_ms >= 0 AS steps_known,
+       durable_until > last_issued_at AS durable_ahead,
+       durable_bound > snowflake_lastval() AS bound_above_last_id
+  FROM snowflake_status;
+SELECT count(*) AS me, bool_and(ids_issued >= 1) AS counted
+  FROM snowflake_backend_status WHERE pid = pg_backend_pid();
+SELECT ids_issued AS before FROM snowflake_backend_status WHERE pid = pg_backend_pid() \gset
+SELECT count(*) FROM snowflake_generate(5000);
+SELECT ids_issued - :before AS issued_since FROM snowflake_backend_status WHERE pid = pg_backend_pid();
+
+-- Readable by pg_monitor and by anyone granted the view; nobody else.
+CREATE ROLE regress_snowflake_stranger;
+CREATE ROLE regress_snowflake_monitor IN ROLE pg_monitor;
+CREATE ROLE regress_snowflake_granted;
+GRANT SELECT ON snowflake_status TO regress_snowflake_granted;
+SET ROLE regress_snowflake_stranger;
+SELECT count(*) FROM snowflake_status;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM snowflake_status();
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM snowflake_backend_status;
+\echo :LAST_ERROR_SQLSTATE
+SET ROLE regress_snowflake_monitor;
+SELECT count(*) FROM snowflake_status;
+SELECT count(*) >= 1 AS sees_backends FROM snowflake_backend_status;
+SET ROLE regress_snowflake_granted;
+SELECT count(*) FROM snowflake_status;
+SELECT count(*) FROM snowflake_backend_status;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+REVOKE SELECT ON snowflake_status FROM regress_snowflake_granted;
+DROP ROLE regress_snowflake_stranger, regress_snowflake_monitor, regress_snowflake_granted;

@@ -1,0 +1,26 @@
+-- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1.
+DROP EXTENSION IF EXISTS snowflake CASCADE;
+CREATE EXTENSION snowflake VERSION '1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ ORDER BY p.oid::regprocedure::text;
+CREATE TABLE kept (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+INSERT INTO kept DEFAULT VALUES;
+
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
+       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ ORDER BY p.oid::regprocedure::text;
+SELECT classid::regclass, objid::regclass AS view
+  FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE classid = 'pg_class'::regclass AND deptype = 'e' ORDER BY objid::regclass::text;
+
+-- The table made under 1.0 keeps working.
+INSERT INTO kept DEFAULT VALUES;
+SELECT count(*), count(DISTINCT id) FROM kept;
+DROP TABLE kept;
