@@ -9,7 +9,9 @@
 #   code and not theirs;
 # - the LLVM bitcode rule for .cpp files (JIT inlining) does not see
 #   PG_CXXFLAGS, so -std=c++17 is added to BITCODE_CXXFLAGS as well;
-# - the module links libstdc++ explicitly (PostgreSQL's link line is C).
+# - the module links libstdc++ explicitly (PostgreSQL's link line is C);
+# - PGXS tracks no header dependencies here, so -MMD writes them (.d files):
+#   a changed header rebuilds every object that includes it.
 
 EXTENSION = snowflake
 MODULE_big = snowflake
@@ -25,13 +27,15 @@ REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
-PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing -MMD -MP
 SHLIB_LINK = -lstdc++
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 override BITCODE_CXXFLAGS += -std=c++17
+EXTRA_CLEAN = $(OBJS:.o=.d)
+-include $(OBJS:.o=.d)
 
 .PHONY: format format-check
 FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp test/unit/*.cpp test/bench/core/*.cpp)

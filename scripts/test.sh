@@ -56,7 +56,7 @@ run_sql() {
     # shellcheck source=scripts/cluster.sh
     source scripts/cluster.sh
     trap clusters_cleanup EXIT
-    local preload="shared_preload_libraries = 'snowflake'"
+    local preload="shared_preload_libraries = 'snowflake'" status=0
 
     section "pg_regress (sql/, expected/)"
     cluster_start configured 54400 "$preload" "snowflake.datacenter_id = 3" "snowflake.worker_id = 7"
@@ -64,7 +64,7 @@ run_sql() {
     if ! env $(cluster_env configured) make -s installcheck REGRESS_OUTPUTDIR=build/regress; then
         cat build/regress/regression.diffs 2>/dev/null || true
         cluster_log_tail configured
-        return 1
+        status=1
     fi
 
     section "pgTAP"
@@ -75,8 +75,9 @@ run_sql() {
         cluster_psql "$name" -q -c "CREATE DATABASE snowflake_tap"
         echo "--- cluster '$name' ---"
         env $(cluster_env "$name") PGDATABASE=snowflake_tap pg_prove --failures test/pgtap/"$name"/*.sql \
-            || { cluster_log_tail "$name"; return 1; }
+            || { cluster_log_tail "$name"; status=1; }
     done
+    return $status
 }
 
 run_tap() {

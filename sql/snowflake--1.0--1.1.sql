@@ -165,8 +165,7 @@ CREATE FUNCTION snowflake_status(
         OUT clock_errors bigint,
         OUT clock_steps bigint,
         OUT largest_clock_step_ms bigint,
-        OUT durable_until timestamptz,
-        OUT durable_bound bigint)
+        OUT durable_until timestamptz)
     RETURNS record
     AS 'MODULE_PATHNAME', 'snowflake_status'
     LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -225,3 +224,4 @@ CREATE OPERATOR CLASS snowflake_node_ops FOR TYPE bigint USING hash AS
 
 COMMENT ON OPERATOR CLASS snowflake_node_ops USING hash IS
     'PARTITION BY HASH (id snowflake_node_ops): partition remainder = the node (datacenter_id, worker_id) that issued the ID';
+

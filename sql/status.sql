@@ -11,7 +11,7 @@ SELECT datacenter_id, worker_id, epoch, timestamp_bits, datacenter_bits, worker_
        sequence_waits >= 0 AND clock_waits >= 0 AND clock_errors = 0 AS waits_known,
        clock_steps >= 0 AND largest_clock_step_ms >= 0 AS steps_known,
        durable_until > last_issued_at AS durable_ahead,
-       durable_bound > snowflake_lastval() AS bound_above_last_id
+       durable_until > snowflake_timestamp(snowflake_lastval()) AS bound_above_last_id
   FROM snowflake_status;
 SELECT count(*) AS me, bool_and(ids_issued >= 1) AS counted
   FROM snowflake_backend_status WHERE pid = pg_backend_pid();

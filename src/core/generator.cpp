@@ -118,37 +118,36 @@ Outcome Generator::reserve(int64_t clock, int64_t node, int64_t wanted,
       return outcome;
     }
 
-    const int64_t bound = state_.durable_bound.load(std::memory_order_acquire);
-    const int64_t first = layout_.compose(candidate.timestamp, node, candidate.sequence);
-    if (first >= bound) {
+    const int64_t durable_until = state_.durable_until.load(std::memory_order_acquire);
+    if (candidate.timestamp >= durable_until) {
       outcome.step = Step::kNeedDurable;
       return outcome;
     }
-    const int64_t count =
-        std::min({wanted, layout_.max_sequence() - candidate.sequence + 1, bound - first});
-    if (state_.last_id.compare_exchange_weak(last, first + count - 1, std::memory_order_acq_rel,
+    const int64_t first = layout_.compose(candidate.timestamp, node, candidate.sequence);
+    const int64_t count = std::min(wanted, layout_.max_sequence() - candidate.sequence + 1);
+    if (state_.last_id.compare_exchange_weak(last, first + (count - 1), std::memory_order_acq_rel,
                                              std::memory_order_acquire)) {
       outcome.step = Step::kIssued;
       outcome.first_id = first;
       outcome.count = count;
-      outcome.refresh_durable =
-          candidate.timestamp + policy.durable_margin_ms >= layout_.timestamp_of(bound);
+      outcome.refresh_durable = candidate.timestamp + policy.durable_margin_ms >= durable_until;
       return outcome;
     }
   }
 }
 
-int64_t Generator::bound_after(int64_t timestamp, int64_t interval_ms) const noexcept {
-  if (timestamp > layout_.max_timestamp() - interval_ms) return INT64_MAX;
-  return layout_.min_id(timestamp + interval_ms);
+int64_t Generator::durable_until_after(int64_t timestamp, int64_t interval_ms) const noexcept {
+  const int64_t end = layout_.max_timestamp() + 1;
+  return timestamp >= end - interval_ms ? end : timestamp + interval_ms;
 }
 
-void Generator::publish_durable(int64_t bound) noexcept { raise_to(state_.durable_bound, bound); }
+void Generator::publish_durable(int64_t until) noexcept { raise_to(state_.durable_until, until); }
 
-void Generator::restore(int64_t bound) noexcept {
-  if (bound <= 0) return;
-  raise_to(state_.durable_bound, bound);
-  raise_to(state_.last_id, bound - 1);
+void Generator::restore(int64_t until) noexcept {
+  if (until <= 0) return;
+  until = std::min(until, layout_.max_timestamp() + 1);
+  raise_to(state_.durable_until, until);
+  raise_to(state_.last_id, layout_.max_id(until - 1));
 }
 
 }  // namespace snowflake

@@ -8,11 +8,12 @@
 // CAS returned. Every ID is therefore issued exactly once and IDs are strictly
 // increasing in the order their CAS succeeded.
 //
-// `durable_bound` is the promise kept across crashes: every ID ever issued is
-// below it, and no ID at or above it is issued until the caller has made a
-// higher bound durable (kNeedDurable). It only grows. After a restart, or on a
-// standby replaying the primary's bound, restore() raises `last_id` to just
-// below the bound, so the next ID is greater than any issued before.
+// `durable_until` is the promise kept across crashes: every ID ever issued
+// has a timestamp below it (ms since the epoch), and no ID of a later
+// millisecond is issued until the caller has made a later bound durable
+// (kNeedDurable). It only grows. After a restart, or on a standby replaying
+// the primary's bound, restore() raises `last_id` to the last ID before the
+// bound, so the next ID is greater than any issued before.
 //
 // The clock is a parameter (ms since the layout's epoch), so tests can drive
 // the generator through any sequence of readings, backwards included. The
@@ -31,7 +32,7 @@ static_assert(std::atomic<int64_t>::is_always_lock_free,
 
 struct alignas(64) GeneratorState {
   std::atomic<int64_t> last_id{0};
-  std::atomic<int64_t> durable_bound{0};
+  std::atomic<int64_t> durable_until{0};
   // The latest clock reading any caller brought (ms since the epoch).
   std::atomic<int64_t> clock_high_water{0};
   // The high-water mark at which the last backward clock step was counted, so
@@ -56,7 +57,7 @@ enum class Step : uint8_t {
   kWaitForSequence,     // the millisecond's sequence is used up: wait for wait_until
   kWaitForClock,        // the clock is behind the generator: wait for wait_until
   kClockBehind,         // the clock is further behind than the wait budget allows
-  kNeedDurable,         // the next ID is at or past durable_bound: raise it, retry
+  kNeedDurable,         // the next ID's millisecond is not durable yet: raise it, retry
   kClockBeforeEpoch,    // the clock reads earlier than the layout's epoch
   kTimestampExhausted,  // the layout's last millisecond has passed
 };
@@ -69,7 +70,7 @@ struct Outcome {
   int64_t wait_until = 0;      // kWaitFor*: the clock reading to wait for
   int64_t last_timestamp = 0;  // the generator's timestamp before this call
   int64_t clock = 0;           // the clock reading this call used
-  bool refresh_durable = false;  // kIssued near durable_bound: raise it when convenient
+  bool refresh_durable = false;  // kIssued near durable_until: raise it when convenient
   // Set when the clock read earlier than the node's high-water mark.
   int64_t clock_step_ms = 0;
   int64_t clock_high_water = 0;    // identifies the step, for per-caller counting
@@ -88,13 +89,15 @@ class Generator {
     return reserve(clock, node, 1, policy);
   }
 
-  // The durable bound that covers every ID up to `timestamp` + `interval_ms`.
-  int64_t bound_after(int64_t timestamp, int64_t interval_ms) const noexcept;
-  // Records that `bound` is durable (the bound only grows).
-  void publish_durable(int64_t bound) noexcept;
-  // After a restart or a replayed bound: IDs below `bound` may have been
-  // issued, so the next one must be at least `bound`.
-  void restore(int64_t bound) noexcept;
+  // The durable bound `interval_ms` (>= 1) after `timestamp`: it covers the
+  // IDs of `timestamp` and the milliseconds up to the bound, never past the
+  // layout's last millisecond.
+  int64_t durable_until_after(int64_t timestamp, int64_t interval_ms) const noexcept;
+  // Records that `until` is durable (the bound only grows).
+  void publish_durable(int64_t until) noexcept;
+  // After a restart or a replayed bound: IDs of milliseconds before `until`
+  // may have been issued, so the next one must be of `until` or later.
+  void restore(int64_t until) noexcept;
 
   // Where the sequence starts in a fresh millisecond (see generator.cpp).
   int64_t sequence_start(int64_t timestamp) const noexcept;

@@ -30,11 +30,11 @@ inline constexpr int kMaxNodeFieldBits = 30;
 
 enum class LayoutCheck {
   kOk,
-  kWrongTotal,          // the four widths do not add up to 63
-  kTimestampTooNarrow,  // timestamp_bits < 1
-  kDatacenterTooWide,   // datacenter_bits outside 0..30
-  kWorkerOutOfRange,    // worker_bits outside 1..30
-  kSequenceTooNarrow,   // sequence_bits < 1
+  kWrongTotal,              // the four widths do not add up to 63
+  kTimestampOutOfRange,     // timestamp_bits outside 1..61
+  kDatacenterOutOfRange,    // datacenter_bits outside 0..30
+  kWorkerOutOfRange,        // worker_bits outside 1..30
+  kSequenceOutOfRange,      // sequence_bits outside 1..61
 };
 
 // Which field of a composed ID is out of range, if any.
@@ -65,11 +65,13 @@ class Layout {
 
   static constexpr LayoutCheck check(int timestamp_bits, int datacenter_bits, int worker_bits,
                                      int sequence_bits) noexcept {
-    if (timestamp_bits < 1) return LayoutCheck::kTimestampTooNarrow;
+    // Each width is bounded first, so the sum below cannot overflow.
+    if (timestamp_bits < 1 || timestamp_bits > kIdBits - 2)
+      return LayoutCheck::kTimestampOutOfRange;
     if (datacenter_bits < 0 || datacenter_bits > kMaxNodeFieldBits)
-      return LayoutCheck::kDatacenterTooWide;
+      return LayoutCheck::kDatacenterOutOfRange;
     if (worker_bits < 1 || worker_bits > kMaxNodeFieldBits) return LayoutCheck::kWorkerOutOfRange;
-    if (sequence_bits < 1) return LayoutCheck::kSequenceTooNarrow;
+    if (sequence_bits < 1 || sequence_bits > kIdBits - 2) return LayoutCheck::kSequenceOutOfRange;
     if (timestamp_bits + datacenter_bits + worker_bits + sequence_bits != kIdBits)
       return LayoutCheck::kWrongTotal;
     return LayoutCheck::kOk;
@@ -123,6 +125,20 @@ class Layout {
     if (f.worker_id < 0 || f.worker_id > max_worker_id()) return FieldCheck::kWorker;
     if (f.sequence < 0 || f.sequence > max_sequence()) return FieldCheck::kSequence;
     return FieldCheck::kOk;
+  }
+
+  // A bound on timestamps ("every ID is of a millisecond before `until`") as a
+  // bound on IDs ("every ID is below"), and back. IDs compare as numbers
+  // whatever the layout and epoch that made them, so this form stays true
+  // when either changes. It needs 64 bits: the layout's end is 2^63.
+  constexpr uint64_t id_bound(int64_t until) const noexcept {
+    return static_cast<uint64_t>(until) << (node_bits() + sequence_bits_);
+  }
+  constexpr int64_t timestamp_bound(uint64_t id_bound) const noexcept {
+    const int shift = node_bits() + sequence_bits_;
+    const uint64_t end = static_cast<uint64_t>(max_timestamp()) + 1;
+    if (id_bound >= end << shift) return static_cast<int64_t>(end);
+    return static_cast<int64_t>((id_bound + (uint64_t{1} << shift) - 1) >> shift);
   }
 
   // The smallest and the largest ID any node can issue in one millisecond.

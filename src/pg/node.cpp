@@ -6,9 +6,10 @@
 // durability protocol needs; "snowflake backends" is one slot of counters per
 // backend, written only by its owner, so counting costs no contention.
 //
-// Durability protocol. The generator never issues an ID at or above its
-// durable bound. To go past it, a backend takes durable_lock, writes a higher
-// bound (the candidate's millisecond plus kDurableIntervalMs) as a WAL record
+// Durability protocol. The generator never issues an ID of a millisecond at or
+// after its durable bound. To go past it, a backend takes durable_lock, writes
+// a later bound (the candidate's millisecond plus kDurableIntervalMs) as a WAL
+// record
 // of our custom resource manager, flushes it, writes it to the state file
 // pg_snowflake/state (fsync, durable rename), releases the lock, waits for
 // synchronous standbys as a commit would, and only then publishes the bound to
@@ -20,8 +21,10 @@
 // - the cost is one WAL flush and one file fsync per interval, not per ID; a
 //   backend raises the bound early (kDurableMarginMs before it is reached, if
 //   the lock is free) so the others rarely wait for it.
-// A clean shutdown writes the exact bound (last ID + 1) instead, so a quick
-// restart does not start ahead of the clock.
+// A clean shutdown writes the exact bound (the millisecond after the last ID)
+// instead, so a quick restart does not start ahead of the clock. WAL and the
+// file hold the bound as an ID (Layout::id_bound), which stays true if the
+// layout or the epoch changes.
 #include "node.hpp"
 
 #include <algorithm>
@@ -47,13 +50,13 @@ constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
 constexpr uint32 kStateVersion = 1;
 
 struct BoundRecord {
-  int64_t bound;
+  uint64_t id_bound;
 };
 
 struct StateFile {
   uint32 magic;
   uint32 version;
-  int64_t bound;
+  uint64_t id_bound;
   int64_t epoch_ms;
   int32 bits[4];  // timestamp, datacenter, worker, sequence
   pg_crc32c crc;  // of everything above
@@ -63,9 +66,8 @@ struct SharedNode {
   GeneratorState generator;
   LWLock* durable_lock;
   LWLock* counters_lock;
-  int64_t written_bound;  // under durable_lock
+  int64_t written_until;  // under durable_lock
   XLogRecPtr written_lsn;
-  int64_t bound_at_start;
   int64_t retired[kCounterCount];  // under counters_lock
 };
 
@@ -108,15 +110,15 @@ pg_crc32c state_crc(const StateFile& file) {
   return crc;
 }
 
-// Writes `bound` to the state file durably: a complete new file, fsynced,
-// then renamed over the old one. Raises `elevel` on failure.
-void write_state_file(int64_t bound, int elevel) {
+// Writes the bound `until` to the state file durably: a complete new file,
+// fsynced, then renamed over the old one. Raises `elevel` on failure.
+void write_state_file(int64_t until, int elevel) {
   const Layout& layout = settings.layout;
   StateFile file;
   memset(&file, 0, sizeof(file));
   file.magic = kStateMagic;
   file.version = kStateVersion;
-  file.bound = bound;
+  file.id_bound = layout.id_bound(until);
   file.epoch_ms = layout.epoch_ms();
   file.bits[0] = layout.timestamp_bits();
   file.bits[1] = layout.datacenter_bits();
@@ -188,14 +190,14 @@ int64_t read_state_file() {
                      "them smaller leaves the node unable to issue IDs until its clock catches "
                      "up.")));
   }
-  return file.bound;
+  return layout.timestamp_bound(file.id_bound);
 }
 
 // At a clean shutdown every backend is gone, so the exact bound is known.
 void save_exact_bound(int code, Datum) {
   if (code != 0 || shared == nullptr) return;
-  const int64_t exact = shared->generator.last_id.load() + 1;
-  if (exact < shared->generator.durable_bound.load()) write_state_file(exact, LOG);
+  const int64_t exact = settings.layout.timestamp_of(shared->generator.last_id.load()) + 1;
+  if (exact < shared->generator.durable_until.load()) write_state_file(exact, LOG);
 }
 
 void request_hook() {
@@ -234,9 +236,8 @@ void startup_hook() {
   // Only the postmaster reads the state file: at start, and again when it
   // reinitializes shared memory after a backend crashed.
   if (!IsUnderPostmaster) {
-    shared->bound_at_start = read_state_file();
-    shared->written_bound = shared->bound_at_start;
-    generator->restore(shared->bound_at_start);
+    shared->written_until = read_state_file();
+    generator->restore(shared->written_until);
     on_shmem_exit(save_exact_bound, 0);
   }
 }
@@ -246,19 +247,21 @@ void redo(XLogReaderState* record) {
   if (info != kBoundRecord) elog(PANIC, "snowflake redo: unknown op code %u", info);
   BoundRecord bound_record;
   memcpy(&bound_record, XLogRecGetData(record), sizeof(bound_record));
-  generator->restore(bound_record.bound);
-  if (bound_record.bound > shared->written_bound) {
+  const int64_t until = settings.layout.timestamp_bound(bound_record.id_bound);
+  generator->restore(until);
+  if (until > shared->written_until) {
     // Kept in the state file too, so a standby that restarts before its
     // promotion does not depend on WAL it has already recycled.
-    write_state_file(bound_record.bound, ERROR);
-    shared->written_bound = bound_record.bound;
+    write_state_file(until, ERROR);
+    shared->written_until = until;
   }
 }
 
 void describe(StringInfo buffer, XLogReaderState* record) {
   BoundRecord bound_record;
   memcpy(&bound_record, XLogRecGetData(record), sizeof(bound_record));
-  appendStringInfo(buffer, "bound %lld", static_cast<long long>(bound_record.bound));
+  appendStringInfo(buffer, "IDs below %llu",
+                   static_cast<unsigned long long>(bound_record.id_bound));
 }
 
 const char* identify(uint8 info) {
@@ -316,22 +319,23 @@ void make_durable(int64_t timestamp, bool wait) {
   } else if (!LWLockConditionalAcquire(shared->durable_lock, LW_EXCLUSIVE)) {
     return;
   }
-  if (shared->written_bound < generator->bound_after(timestamp, kDurableMarginMs)) {
-    BoundRecord bound_record{generator->bound_after(timestamp, kDurableIntervalMs)};
+  if (shared->written_until < generator->durable_until_after(timestamp, kDurableMarginMs)) {
+    const int64_t until = generator->durable_until_after(timestamp, kDurableIntervalMs);
+    BoundRecord bound_record{settings.layout.id_bound(until)};
     XLogBeginInsert();
     XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));
     const XLogRecPtr lsn = XLogInsert(kRmgrId, kBoundRecord);
     XLogFlush(lsn);
-    write_state_file(bound_record.bound, ERROR);
-    shared->written_bound = bound_record.bound;
+    write_state_file(until, ERROR);
+    shared->written_until = until;
     shared->written_lsn = lsn;
   }
-  const int64_t bound = shared->written_bound;
+  const int64_t until = shared->written_until;
   const XLogRecPtr lsn = shared->written_lsn;
   LWLockRelease(shared->durable_lock);
 
   SyncRepWaitForLSN(lsn, false);
-  generator->publish_durable(bound);
+  generator->publish_durable(until);
 }
 
 void count(Counter counter, int64_t amount) {
@@ -370,7 +374,5 @@ void visit_backends(void (*visit)(int pid, const Counters& counters, void* conte
     visit(pid, counters, context);
   }
 }
-
-int64_t bound_at_start() { return shared->bound_at_start; }
 
 }  // namespace snowflake::pg

@@ -36,8 +36,8 @@ void register_wal_resource_manager();
 // The generator, or nullptr when the library was not preloaded.
 Generator* node_generator();
 
-// Makes a durable bound above every ID of `timestamp`'s millisecond (and a
-// margin beyond), written to WAL and the state file before it is used. With
+// Makes a durable bound after `timestamp`'s millisecond (and a margin beyond),
+// written to WAL and the state file before it is used. With
 // `wait` false it gives up at once if another backend is already at it.
 void make_durable(int64_t timestamp, bool wait);
 
@@ -50,7 +50,6 @@ Counters node_counters();
 void visit_backends(void (*visit)(int pid, const Counters& counters, void* context),
                     void* context);
 
-// The bound read from the state file when the server started.
-int64_t bound_at_start();
+
 
 }  // namespace snowflake::pg

@@ -76,15 +76,17 @@ void assign_worker_id(int newval, void*) {
   settings.node = node_of(settings.datacenter_id, newval);
 }
 
-// At server start PostgreSQL only warns about a bad value of an extension's
-// setting and uses the default instead: for the layout, the epoch and the
-// node's identity that would silently issue different IDs than configured. So
-// while preloading, the raw value from the configuration is checked first and
-// a bad one stops the server, as a bad value of a built-in setting does.
-void require_int_at_start(const char* name, int min, int max, const char* detail_format,
-                          const char* hint) {
+// The value the configuration gives `name`, read before (or instead of)
+// defining it: `fallback` if it is not set, an error if it is not an integer
+// in [min, max]. At server start PostgreSQL would only warn about a bad value
+// of an extension's setting and use the default instead, which for the layout,
+// the epoch and the node's identity means silently issuing other IDs than
+// configured; this check stops the server instead, as a bad value of a
+// built-in setting does.
+int configured_int(const char* name, int fallback, int min, int max, const char* detail_format,
+                   const char* hint) {
   const char* raw = GetConfigOption(name, true, false);
-  if (raw == nullptr) return;
+  if (raw == nullptr) return fallback;
   int value = 0;
   const char* parse_hint = nullptr;
   if (!parse_int(raw, &value, 0, &parse_hint) || value < min || value > max) {
@@ -92,12 +94,14 @@ void require_int_at_start(const char* name, int min, int max, const char* detail
                     errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
                     errdetail(detail_format, name, min, max), errhint("%s", hint)));
   }
+  return value;
 }
 
-void require_epoch_at_start() {
+// The same for snowflake.epoch.
+int64_t configured_epoch() {
   const char* raw = GetConfigOption("snowflake.epoch", true, false);
-  int64_t epoch = 0;
-  if (raw == nullptr) return;
+  int64_t epoch = kDefaultEpochMs;
+  if (raw == nullptr) return epoch;
   if (!parse_epoch(raw, &epoch) || epoch > unix_time_ms()) {
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -108,15 +112,19 @@ void require_epoch_at_start() {
                      "first ID is issued, and never change it.",
                      kDefaultEpochText)));
   }
+  return epoch;
 }
 
+// A layout width: defined as a server-start setting when preloading; read from
+// the configuration otherwise, since PostgreSQL allows server-start settings
+// to be defined only while the server starts.
 void define_layout_setting(const char* name, const char* description, int* variable, int min,
                            int max) {
+  *variable = configured_int(name, *variable, min, max, "%s must be an integer between %d and %d.",
+                             "The four snowflake.*_bits settings must add up to 63.");
   if (process_shared_preload_libraries_in_progress)
-    require_int_at_start(name, min, max, "%s must be an integer between %d and %d.",
-                         "The four snowflake.*_bits settings must add up to 63.");
-  DefineCustomIntVariable(name, description, nullptr, variable, *variable, min, max,
-                          PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(name, description, nullptr, variable, *variable, min, max,
+                            PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
 }
 
 const char* layout_problem(LayoutCheck check) {
@@ -125,14 +133,14 @@ const char* layout_problem(LayoutCheck check) {
       break;
     case LayoutCheck::kWrongTotal:
       return "the snowflake ID layout does not add up to 63 bits";
-    case LayoutCheck::kTimestampTooNarrow:
-      return "snowflake.timestamp_bits must be at least 1";
-    case LayoutCheck::kDatacenterTooWide:
+    case LayoutCheck::kTimestampOutOfRange:
+      return "snowflake.timestamp_bits must be between 1 and 61";
+    case LayoutCheck::kDatacenterOutOfRange:
       return "snowflake.datacenter_bits must be between 0 and 30";
     case LayoutCheck::kWorkerOutOfRange:
       return "snowflake.worker_bits must be between 1 and 30";
-    case LayoutCheck::kSequenceTooNarrow:
-      return "snowflake.sequence_bits must be at least 1";
+    case LayoutCheck::kSequenceOutOfRange:
+      return "snowflake.sequence_bits must be between 1 and 61";
   }
   return nullptr;
 }
@@ -169,14 +177,12 @@ void establish_layout() {
 
 void define_id_setting(const char* name, const char* description, const char* width_name,
                        int* variable, int64_t max, GucIntAssignHook assign) {
-  if (process_shared_preload_libraries_in_progress) {
-    const char* hint = psprintf(
-        "Give every node a value no other node uses, within the range; or widen %s.", width_name);
-    require_int_at_start(name, -1, static_cast<int>(max),
-                         "%s must be between %d (unset) and %d, the largest value its field of "
-                         "the ID layout holds.",
-                         hint);
-  }
+  const char* hint = psprintf(
+      "Give every node a value no other node uses, within the range; or widen %s.", width_name);
+  (void)configured_int(name, -1, -1, static_cast<int>(max),
+                       "%s must be between %d (unset) and %d, the largest value its field of the "
+                       "ID layout holds.",
+                       hint);
   DefineCustomIntVariable(name, description,
                           "-1 means unset: snowflake_nextval() then refuses to issue IDs.",
                           variable, -1, -1, static_cast<int>(max), PGC_SIGHUP, 0, nullptr, assign,
@@ -195,7 +201,13 @@ void define_settings() {
   define_layout_setting("snowflake.sequence_bits", "Width of the ID's per-millisecond sequence.",
                         &settings.sequence_bits, 1, kIdBits - 2);
 
-  if (process_shared_preload_libraries_in_progress) require_epoch_at_start();
+  epoch_ms = configured_epoch();
+  if (!process_shared_preload_libraries_in_progress) {
+    // Not preloaded: no ID can be issued, and the server-start settings could
+    // not be defined now; the layout read above is all decoding needs.
+    establish_layout();
+    return;
+  }
   DefineCustomStringVariable("snowflake.epoch",
                              "Milliseconds since 1970-01-01 UTC at which ID timestamps start.",
                              nullptr, &settings.epoch_text, kDefaultEpochText, PGC_POSTMASTER, 0,
@@ -220,6 +232,7 @@ void define_settings() {
       "How long to wait for a clock that is behind the generator before failing.",
       "0 fails at once, as Twitter's IdWorker does.", &settings.max_clock_backward_wait_ms, 1000,
       0, kMaxWaitLimitMs, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+
 
   MarkGUCPrefixReserved("snowflake");
 }

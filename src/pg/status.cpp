@@ -62,15 +62,14 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   const Counters counters = node_counters();
   const int64_t last_timestamp = layout.timestamp_of(state.last_id.load());
   const int64_t clock = snowflake::unix_time_ms() - layout.epoch_ms();
-  const int64_t bound = state.durable_bound.load();
 
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_status: return type must be a row type");
-  bool nulls[17] = {};
+  bool nulls[16] = {};
   const int datacenter_id =
       layout.datacenter_bits() == 0 && settings.worker_id >= 0 ? 0 : settings.datacenter_id;
-  Datum values[17] = {
+  Datum values[16] = {
       nullable_int(datacenter_id, &nulls[0]),
       nullable_int(settings.worker_id, &nulls[1]),
       TimestampTzGetDatum(id_time(0)),
@@ -86,8 +85,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
       Int64GetDatum(counters.value[kClockErrors]),
       Int64GetDatum(state.clock_steps.load()),
       Int64GetDatum(state.largest_clock_step_ms.load()),
-      TimestampTzGetDatum(id_time(layout.timestamp_of(bound))),
-      Int64GetDatum(bound),
+      TimestampTzGetDatum(id_time(state.durable_until.load())),
   };
   nulls[7] = state.last_id.load() == 0;
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
