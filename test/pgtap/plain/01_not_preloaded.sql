@@ -1,0 +1,30 @@
+-- A server without shared_preload_libraries = 'snowflake': CREATE EXTENSION
+-- works, decoding works, and issuing IDs fails with an error that says what
+-- to add to postgresql.conf.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+SELECT plan(8);
+
+CREATE FUNCTION pg_temp.error_of(statement text, OUT code text, OUT message text, OUT hint text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE statement;
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+END
+$$;
+
+SELECT is(current_setting('shared_preload_libraries'), '', 'snowflake is not preloaded');
+SELECT lives_ok('CREATE EXTENSION snowflake', 'CREATE EXTENSION snowflake works without the preload');
+SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'snowflake must be loaded via shared_preload_libraries',
+                 'snowflake_nextval() fails with a clear error');
+SELECT matches((pg_temp.error_of('SELECT snowflake_nextval()')).hint,
+               'shared_preload_libraries = ''snowflake''.*restart',
+               'the hint says what to add to postgresql.conf, and to restart');
+SELECT throws_ok('SELECT * FROM snowflake_generate(3)', '55000', NULL, 'snowflake_generate() fails the same way');
+SELECT throws_ok('SELECT * FROM snowflake_status', '55000', NULL, 'so does the status view');
+SELECT is((SELECT worker_id FROM snowflake_decode(1541815603606036480)), 26, 'decoding works');
+SELECT is(snowflake_from_base32(snowflake_to_base32(123456789)), 123456789::bigint, 'base32 works');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,34 @@
+-- A preloaded node whose snowflake.datacenter_id and snowflake.worker_id are
+-- not set: it refuses to issue IDs (it would collide with another node that
+-- forgot its identity), with a message and a hint; everything else works.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS snowflake;
+SELECT plan(9);
+
+CREATE FUNCTION pg_temp.error_of(statement text, OUT code text, OUT message text, OUT hint text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE statement;
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+END
+$$;
+
+SELECT is(current_setting('snowflake.worker_id'), '-1', 'snowflake.worker_id is unset (-1)');
+SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'snowflake.datacenter_id is not set',
+                 'snowflake_nextval() refuses while the identity is unset');
+SELECT matches((pg_temp.error_of('SELECT snowflake_nextval()')).hint,
+               '^Set snowflake\.datacenter_id \(0-31\) in postgresql\.conf to a value no other node uses, then reload\.$',
+               'the hint says which setting, its range, and to reload');
+SELECT throws_ok('SELECT * FROM snowflake_generate(5)', '55000', 'snowflake.datacenter_id is not set',
+                 'snowflake_generate() refuses too');
+SELECT throws_ok('CREATE TEMP TABLE t (id bigint DEFAULT snowflake_nextval()); INSERT INTO t DEFAULT VALUES',
+                 '55000', NULL, 'an INSERT relying on the default fails and inserts nothing');
+SELECT is((SELECT datacenter_id FROM snowflake_decode(1541815603606036480)), 11, 'decoding needs no identity');
+SELECT is(snowflake_to_base32(31), '000000000000Z', 'nor does base32');
+SELECT is((SELECT worker_id FROM snowflake_status), NULL::integer, 'snowflake_status shows the worker_id as NULL');
+SELECT is((SELECT ids_issued FROM snowflake_status), 0::bigint, 'and no ID issued');
+
+SELECT * FROM finish();
+ROLLBACK;

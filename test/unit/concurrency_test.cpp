@@ -1,0 +1,157 @@
+// Generator under concurrency: several threads, each with its own Generator
+// over one shared GeneratorState (as backends share one in shared memory),
+// driven by the real clock. Every ID must be unique and each thread's IDs
+// strictly increasing; a clock step seen by every thread is counted once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "clock.hpp"
+#include "generator.hpp"
+#include "layout.hpp"
+#include "test_support.hpp"
+
+namespace snowflake {
+namespace {
+
+using unit_test::make_policy;
+using unit_test::show;
+using unit_test::show_id;
+
+constexpr int64_t kTotalIds = 500'000;
+constexpr int64_t kGiveUpAfterUs = 20'000'000;
+
+struct ThreadResult {
+  std::vector<int64_t> ids;
+  int64_t waits = 0;
+  std::string error;  // empty unless the thread stopped on an unexpected outcome
+};
+
+// Each thread calls reserve() with the real clock until it holds `per_thread`
+// IDs, spinning while told to wait.
+std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy& policy) {
+  const Layout layout;
+  GeneratorState state;
+  Generator setup(state, layout);
+  setup.publish_durable(INT64_MAX);
+  const int64_t node = layout.node(17, 4);
+  const int64_t per_thread = kTotalIds / threads;
+
+  std::vector<ThreadResult> results(static_cast<size_t>(threads));
+  std::atomic<int> ready{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      ThreadResult& result = results[static_cast<size_t>(t)];
+      result.ids.reserve(static_cast<size_t>(per_thread));
+      Generator generator(state, layout);
+      ready.fetch_add(1);
+      while (ready.load() < threads) {
+      }
+      const int64_t deadline = monotonic_us() + kGiveUpAfterUs;
+      while (static_cast<int64_t>(result.ids.size()) < per_thread) {
+        const int64_t clock = unix_time_ms() - layout.epoch_ms();
+        const int64_t want =
+            std::min<int64_t>(wanted, per_thread - static_cast<int64_t>(result.ids.size()));
+        const Outcome o = generator.reserve(clock, node, want, policy);
+        if (o.step == Step::kIssued) {
+          for (int64_t i = 0; i < o.count; ++i) result.ids.push_back(o.first_id + i);
+          continue;
+        }
+        // The real clock may also be stepped by NTP while the test runs.
+        if (o.step == Step::kWaitForSequence || o.step == Step::kWaitForClock ||
+            o.step == Step::kClockBehind) {
+          ++result.waits;
+          if (monotonic_us() < deadline) continue;
+        }
+        result.error = "thread " + std::to_string(t) + " stopped: " + show(o);
+        return;
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  return results;
+}
+
+void expect_unique_and_ordered(const std::vector<ThreadResult>& results) {
+  const Layout layout;
+  std::vector<int64_t> all;
+  for (size_t t = 0; t < results.size(); ++t) {
+    const ThreadResult& result = results[t];
+    EXPECT_TRUE(result.error.empty()) << result.error;
+    for (size_t i = 1; i < result.ids.size(); ++i) {
+      if (result.ids[i] <= result.ids[i - 1]) {
+        ADD_FAILURE() << "thread " << t << ": ID #" << i << " " << show_id(layout, result.ids[i])
+                      << " is not greater than its previous " << show_id(layout, result.ids[i - 1]);
+        break;
+      }
+    }
+    all.insert(all.end(), result.ids.begin(), result.ids.end());
+  }
+  EXPECT_EQ(static_cast<int64_t>(all.size()), kTotalIds);
+  std::sort(all.begin(), all.end());
+  const auto duplicate = std::adjacent_find(all.begin(), all.end());
+  EXPECT_TRUE(duplicate == all.end())
+      << "ID issued twice: " << (duplicate == all.end() ? "" : show_id(layout, *duplicate));
+  // They carry the real time: the first and the last are within a minute of now.
+  const int64_t now = unix_time_ms() - layout.epoch_ms();
+  ASSERT_FALSE(all.empty());
+  EXPECT_LE(now - layout.timestamp_of(all.front()), 60'000) << show_id(layout, all.front());
+  EXPECT_LE(layout.timestamp_of(all.back()) - now, 60'000) << show_id(layout, all.back());
+}
+
+TEST(GeneratorConcurrency, TwoThreadsIssueUniqueIncreasingIds) {
+  expect_unique_and_ordered(run_threads(2, 1, make_policy(0, 1000)));
+}
+
+TEST(GeneratorConcurrency, FourThreadsIssueUniqueIncreasingIds) {
+  expect_unique_and_ordered(run_threads(4, 1, make_policy(0, 1000)));
+}
+
+TEST(GeneratorConcurrency, FourThreadsReservingRunsWithALead) {
+  expect_unique_and_ordered(run_threads(4, 37, make_policy(5, 1000)));
+}
+
+// Every thread sees the same backward step, many times: it is counted once,
+// and exactly one call is told it was the first to see it.
+TEST(GeneratorConcurrency, ClockStepSeenByEveryThreadIsCountedOnce) {
+  const Layout layout;
+  GeneratorState state;
+  Generator setup(state, layout);
+  setup.publish_durable(INT64_MAX);
+  const Policy policy = make_policy(86'400'000, 0);
+  ASSERT_EQ(setup.next(100'000, 1, policy).step, Step::kIssued);
+
+  constexpr int kThreads = 4;
+  constexpr int kCallsPerThread = 20'000;
+  std::atomic<int> ready{0};
+  std::atomic<int> first_to_see{0};
+  std::atomic<int> wrong_step_size{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&] {
+      Generator generator(state, layout);
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) {
+      }
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        const Outcome o = generator.next(99'000, 1, policy);
+        if (o.first_to_see_step) first_to_see.fetch_add(1);
+        if (o.clock_step_ms != 1000) wrong_step_size.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  EXPECT_EQ(state.clock_steps.load(), 1);
+  EXPECT_EQ(state.largest_clock_step_ms.load(), 1000);
+  EXPECT_EQ(first_to_see.load(), 1);
+  EXPECT_EQ(wrong_step_size.load(), 0);
+}
+
+}  // namespace
+}  // namespace snowflake
