@@ -4,7 +4,8 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer
-#   scripts/test.sh unit sql tap     some layers: unit (GoogleTest, plain and
+#   scripts/test.sh unit sql tap     some layers: unit (packaging checks,
+#                                    formatting, GoogleTest plain and
 #                                    ASan/UBSan), sql (pg_regress and pgTAP),
 #                                    tap (cluster-level Perl TAP tests)
 #   scripts/test.sh tap test/t/010_restart.pl
@@ -35,6 +36,10 @@ export PATH="$(pg_config --bindir):$PATH"
 section() { printf '\n=== %s ===\n' "$*"; }
 
 run_unit() {
+    section "packaging and formatting"
+    prove test/package.pl
+    make -s format-check
+
     local variant flags
     for variant in plain sanitized; do
         section "unit tests (GoogleTest, $variant)"

@@ -30,9 +30,8 @@ uint64_t mix(uint64_t x) {
 
 void raise_to(std::atomic<int64_t>& target, int64_t value) {
   int64_t seen = target.load(std::memory_order_relaxed);
-  while (seen < value &&
-         !target.compare_exchange_weak(seen, value, std::memory_order_acq_rel,
-                                       std::memory_order_relaxed)) {
+  while (seen < value && !target.compare_exchange_weak(seen, value, std::memory_order_acq_rel,
+                                                       std::memory_order_relaxed)) {
   }
 }
 
@@ -75,9 +74,8 @@ void Generator::observe_clock(int64_t clock, Outcome& outcome) noexcept {
   if (clock == high_water) return;
   outcome.clock_step_ms = high_water - clock;
   int64_t counted_at = state_.step_counted_at.load(std::memory_order_relaxed);
-  if (counted_at != high_water &&
-      state_.step_counted_at.compare_exchange_strong(counted_at, high_water,
-                                                     std::memory_order_relaxed)) {
+  if (counted_at != high_water && state_.step_counted_at.compare_exchange_strong(
+                                      counted_at, high_water, std::memory_order_relaxed)) {
     outcome.first_to_see_step = true;
     state_.clock_steps.fetch_add(1, std::memory_order_relaxed);
   }
@@ -141,7 +139,9 @@ int64_t Generator::durable_until_after(int64_t timestamp, int64_t interval_ms) c
   return timestamp >= end - interval_ms ? end : timestamp + interval_ms;
 }
 
-void Generator::publish_durable(int64_t until) noexcept { raise_to(state_.durable_until, until); }
+void Generator::publish_durable(int64_t until) noexcept {
+  raise_to(state_.durable_until, until);
+}
 
 void Generator::restore(int64_t until) noexcept {
   if (until <= 0) return;

@@ -64,12 +64,12 @@ enum class Step : uint8_t {
 
 struct Outcome {
   Step step = Step::kIssued;
-  int64_t first_id = 0;        // kIssued
-  int64_t count = 0;           // kIssued: consecutive IDs, all in one millisecond
-  int64_t timestamp = 0;       // timestamp of the (candidate) ID
-  int64_t wait_until = 0;      // kWaitFor*: the clock reading to wait for
-  int64_t last_timestamp = 0;  // the generator's timestamp before this call
-  int64_t clock = 0;           // the clock reading this call used
+  int64_t first_id = 0;          // kIssued
+  int64_t count = 0;             // kIssued: consecutive IDs, all in one millisecond
+  int64_t timestamp = 0;         // timestamp of the (candidate) ID
+  int64_t wait_until = 0;        // kWaitFor*: the clock reading to wait for
+  int64_t last_timestamp = 0;    // the generator's timestamp before this call
+  int64_t clock = 0;             // the clock reading this call used
   bool refresh_durable = false;  // kIssued near durable_until: raise it when convenient
   // Set when the clock read earlier than the node's high-water mark.
   int64_t clock_step_ms = 0;

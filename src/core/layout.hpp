@@ -30,11 +30,11 @@ inline constexpr int kMaxNodeFieldBits = 30;
 
 enum class LayoutCheck {
   kOk,
-  kWrongTotal,              // the four widths do not add up to 63
-  kTimestampOutOfRange,     // timestamp_bits outside 1..61
-  kDatacenterOutOfRange,    // datacenter_bits outside 0..30
-  kWorkerOutOfRange,        // worker_bits outside 1..30
-  kSequenceOutOfRange,      // sequence_bits outside 1..61
+  kWrongTotal,            // the four widths do not add up to 63
+  kTimestampOutOfRange,   // timestamp_bits outside 1..61
+  kDatacenterOutOfRange,  // datacenter_bits outside 0..30
+  kWorkerOutOfRange,      // worker_bits outside 1..30
+  kSequenceOutOfRange,    // sequence_bits outside 1..61
 };
 
 // Which field of a composed ID is out of range, if any.

@@ -25,12 +25,12 @@ Datum call_guarded(FunctionBody body, FunctionCallInfo fcinfo, const char* name)
 // Defines the SQL-callable function `name` (C linkage, with its V1 info
 // record); the braces that follow the macro are its body, with `fcinfo` in
 // scope as in any PG_FUNCTION_ARGS function.
-#define SNOWFLAKE_FUNCTION(name)                                       \
-  static Datum name##_body(FunctionCallInfo);                          \
-  extern "C" {                                                         \
-  PG_FUNCTION_INFO_V1(name);                                           \
-  }                                                                    \
-  Datum name(PG_FUNCTION_ARGS) {                                       \
-    return snowflake::pg::call_guarded(name##_body, fcinfo, #name);    \
-  }                                                                    \
+#define SNOWFLAKE_FUNCTION(name)                                    \
+  static Datum name##_body(FunctionCallInfo);                       \
+  extern "C" {                                                      \
+  PG_FUNCTION_INFO_V1(name);                                        \
+  }                                                                 \
+  Datum name(PG_FUNCTION_ARGS) {                                    \
+    return snowflake::pg::call_guarded(name##_body, fcinfo, #name); \
+  }                                                                 \
   static Datum name##_body([[maybe_unused]] FunctionCallInfo fcinfo)

@@ -10,7 +10,9 @@
 namespace snowflake::pg {
 namespace {
 
-const Layout& layout() { return settings.layout; }
+const Layout& layout() {
+  return settings.layout;
+}
 
 TimestampTz id_time(int64_t timestamp) {
   return timestamptz_from_unix_ms(timestamp + layout().epoch_ms());
@@ -19,8 +21,7 @@ TimestampTz id_time(int64_t timestamp) {
 void require_valid_id(int64_t id) {
   if (id < 0) {
     ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("snowflake ID must not be negative"),
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("snowflake ID must not be negative"),
              errdetail("The ID given is %lld; snowflake IDs are positive bigint values (the sign "
                        "bit is always 0).",
                        static_cast<long long>(id)),
@@ -33,16 +34,15 @@ int64_t id_timestamp(TimestampTz ts, const char* argument) {
   const bool finite = !TIMESTAMP_NOT_FINITE(ts);
   const int64_t timestamp = finite ? unix_ms_from_timestamptz(ts) - layout().epoch_ms() : -1;
   if (!finite || timestamp < 0 || timestamp > layout().max_timestamp()) {
-    ereport(ERROR,
-            (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-             errmsg("%s %s is outside the range of snowflake timestamps", argument,
-                    timestamp_text(ts)),
-             errdetail("With snowflake.epoch = %lld and snowflake.timestamp_bits = %d, IDs hold "
-                       "times from %s to %s.",
-                       static_cast<long long>(layout().epoch_ms()), layout().timestamp_bits(),
-                       timestamp_text(id_time(0)),
-                       timestamp_text(id_time(layout().max_timestamp()))),
-             errhint("Pass a time within that range.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+         errmsg("%s %s is outside the range of snowflake timestamps", argument, timestamp_text(ts)),
+         errdetail("With snowflake.epoch = %lld and snowflake.timestamp_bits = %d, IDs hold "
+                   "times from %s to %s.",
+                   static_cast<long long>(layout().epoch_ms()), layout().timestamp_bits(),
+                   timestamp_text(id_time(0)), timestamp_text(id_time(layout().max_timestamp()))),
+         errhint("Pass a time within that range.")));
   }
   return timestamp;
 }
@@ -50,12 +50,11 @@ int64_t id_timestamp(TimestampTz ts, const char* argument) {
 void require_field(const char* name, int64_t value, int64_t max, const char* width_setting,
                    int width) {
   if (value >= 0 && value <= max) return;
-  ereport(ERROR,
-          (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-           errmsg("%s %lld is out of range", name, static_cast<long long>(value)),
-           errdetail("%s must be between 0 and %lld with %s = %d.", name,
-                     static_cast<long long>(max), width_setting, width),
-           errhint("Pass a %s within that range.", name)));
+  ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                  errmsg("%s %lld is out of range", name, static_cast<long long>(value)),
+                  errdetail("%s must be between 0 and %lld with %s = %d.", name,
+                            static_cast<long long>(max), width_setting, width),
+                  errhint("Pass a %s within that range.", name)));
 }
 
 void require_parsed(const base32::ParseResult& result, const char* text, int length) {
@@ -66,13 +65,13 @@ void require_parsed(const base32::ParseResult& result, const char* text, int len
       return;
     case base32::ParseStatus::kEmpty:
     case base32::ParseStatus::kTooLong:
-      ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-                      errmsg("invalid snowflake ID in base32: \"%s\"", shown),
-                      errdetail("It has %d characters; a snowflake ID has 1 to %d.",
-                                pg_mbstrlen_with_len(text, length),
-                                static_cast<int>(base32::kWidth)),
-                      errhint("Pass the text snowflake_to_base32() returned, such as "
-                              "\"1Y2NHTHGP4000\".")));
+      ereport(ERROR,
+              (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+               errmsg("invalid snowflake ID in base32: \"%s\"", shown),
+               errdetail("It has %d characters; a snowflake ID has 1 to %d.",
+                         pg_mbstrlen_with_len(text, length), static_cast<int>(base32::kWidth)),
+               errhint("Pass the text snowflake_to_base32() returned, such as "
+                       "\"1Y2NHTHGP4000\".")));
       break;
     case base32::ParseStatus::kInvalidCharacter: {
       const char* at = text + result.position;
@@ -87,11 +86,11 @@ void require_parsed(const base32::ParseResult& result, const char* text, int len
       break;
     }
     case base32::ParseStatus::kOutOfRange:
-      ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-                      errmsg("snowflake ID in base32 \"%s\" is out of range for type bigint",
-                             shown),
-                      errdetail("The largest is \"7ZZZZZZZZZZZZ\"."),
-                      errhint("Pass the text snowflake_to_base32() returned.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+               errmsg("snowflake ID in base32 \"%s\" is out of range for type bigint", shown),
+               errdetail("The largest is \"7ZZZZZZZZZZZZ\"."),
+               errhint("Pass the text snowflake_to_base32() returned.")));
       break;
   }
 }
@@ -129,8 +128,8 @@ SNOWFLAKE_FUNCTION(snowflake_compose) {
                                  PG_GETARG_INT32(2), PG_GETARG_INT32(3)};
   require_field("datacenter_id", fields.datacenter_id, layout().max_datacenter_id(),
                 "snowflake.datacenter_bits", layout().datacenter_bits());
-  require_field("worker_id", fields.worker_id, layout().max_worker_id(),
-                "snowflake.worker_bits", layout().worker_bits());
+  require_field("worker_id", fields.worker_id, layout().max_worker_id(), "snowflake.worker_bits",
+                layout().worker_bits());
   require_field("sequence", fields.sequence, layout().max_sequence(), "snowflake.sequence_bits",
                 layout().sequence_bits());
   PG_RETURN_INT64(layout().compose(fields));

@@ -92,15 +92,21 @@ Counters local;
 BackendSlot* my_slot = nullptr;
 BackendSlot unshared_slot;
 
-int slot_count() { return MaxBackends; }
+int slot_count() {
+  return MaxBackends;
+}
 
 // Counters add up across backends, but for the largest step, which is a maximum.
 int64_t combine(int counter, int64_t total, int64_t value) {
   return counter == kLargestClockStepMs ? std::max(total, value) : total + value;
 }
 
-Size shared_size() { return MAXALIGN(sizeof(SharedNode)); }
-Size slots_size() { return mul_size(slot_count(), sizeof(BackendSlot)); }
+Size shared_size() {
+  return MAXALIGN(sizeof(SharedNode));
+}
+Size slots_size() {
+  return mul_size(slot_count(), sizeof(BackendSlot));
+}
 
 pg_crc32c state_crc(const StateFile& file) {
   pg_crc32c crc;
@@ -145,9 +151,9 @@ void write_state_file(int64_t until, int elevel) {
   CloseTransientFile(fd);
   if (!synced) {
     errno = saved_errno;
-    ereport(elevel, (errcode_for_file_access(),
-                     errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write",
-                            kStateTempPath)));
+    ereport(elevel,
+            (errcode_for_file_access(),
+             errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write", kStateTempPath)));
     return;
   }
   (void)durable_rename(kStateTempPath, kStatePath, elevel);
@@ -178,17 +184,17 @@ int64_t read_state_file() {
   if (file.epoch_ms != layout.epoch_ms() || file.bits[0] != layout.timestamp_bits() ||
       file.bits[1] != layout.datacenter_bits() || file.bits[2] != layout.worker_bits() ||
       file.bits[3] != layout.sequence_bits()) {
-    ereport(WARNING,
-            (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
-             errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
-                       "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
-                       static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1],
-                       file.bits[2], file.bits[3], static_cast<long long>(layout.epoch_ms()),
-                       layout.timestamp_bits(), layout.datacenter_bits(), layout.worker_bits(),
-                       layout.sequence_bits()),
-             errhint("New IDs still stay above every ID issued before, so a change that makes "
-                     "them smaller leaves the node unable to issue IDs until its clock catches "
-                     "up.")));
+    ereport(
+        WARNING,
+        (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
+         errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
+                   "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
+                   static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1], file.bits[2],
+                   file.bits[3], static_cast<long long>(layout.epoch_ms()), layout.timestamp_bits(),
+                   layout.datacenter_bits(), layout.worker_bits(), layout.sequence_bits()),
+         errhint("New IDs still stay above every ID issued before, so a change that makes "
+                 "them smaller leaves the node unable to issue IDs until its clock catches "
+                 "up.")));
   }
   return layout.timestamp_bound(file.id_bound);
 }
@@ -212,10 +218,10 @@ void startup_hook() {
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   bool found_node = false;
   bool found_slots = false;
-  shared = static_cast<SharedNode*>(
-      ShmemInitStruct("snowflake generator", shared_size(), &found_node));
-  slots = static_cast<BackendSlot*>(ShmemInitStruct("snowflake backends", slots_size(),
-                                                    &found_slots));
+  shared =
+      static_cast<SharedNode*>(ShmemInitStruct("snowflake generator", shared_size(), &found_node));
+  slots =
+      static_cast<BackendSlot*>(ShmemInitStruct("snowflake backends", slots_size(), &found_slots));
   if (!found_node) {
     memset(static_cast<void*>(shared), 0, sizeof(SharedNode));
     new (&shared->generator) GeneratorState();
@@ -311,7 +317,9 @@ void register_wal_resource_manager() {
   RegisterCustomRmgr(kRmgrId, &resource_manager);
 }
 
-Generator* node_generator() { return generator; }
+Generator* node_generator() {
+  return generator;
+}
 
 void make_durable(int64_t timestamp, bool wait) {
   if (wait) {

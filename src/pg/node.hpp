@@ -47,9 +47,6 @@ void count_largest(Counter counter, int64_t value);
 
 // The node's totals; and each live backend's, one call of `visit` per backend.
 Counters node_counters();
-void visit_backends(void (*visit)(int pid, const Counters& counters, void* context),
-                    void* context);
-
-
+void visit_backends(void (*visit)(int pid, const Counters& counters, void* context), void* context);
 
 }  // namespace snowflake::pg

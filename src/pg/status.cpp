@@ -18,11 +18,12 @@ namespace {
 void require_view_privilege(FunctionCallInfo fcinfo, const char* view) {
   const Oid schema = get_func_namespace(fcinfo->flinfo->fn_oid);
   const Oid relation = get_relname_relid(view, schema);
-  if (!OidIsValid(relation) || pg_class_aclcheck(relation, GetUserId(), ACL_SELECT) != ACLCHECK_OK) {
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("permission denied for view %s", view),
-                    errdetail("Reading the snowflake status needs SELECT on the view %s.", view),
-                    errhint("Grant SELECT on %s, or the role pg_monitor, to the role.", view)));
+  if (!OidIsValid(relation) ||
+      pg_class_aclcheck(relation, GetUserId(), ACL_SELECT) != ACLCHECK_OK) {
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), errmsg("permission denied for view %s", view),
+             errdetail("Reading the snowflake status needs SELECT on the view %s.", view),
+             errhint("Grant SELECT on %s, or the role pg_monitor, to the role.", view)));
   }
 }
 

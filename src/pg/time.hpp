@@ -23,6 +23,8 @@ inline int64_t unix_ms_from_timestamptz(TimestampTz ts) {
 
 // `ts` as text in the session's time zone, in its own palloc'd copy (unlike
 // timestamptz_to_str's static buffer, so a message can show two times).
-inline const char* timestamp_text(TimestampTz ts) { return pstrdup(timestamptz_to_str(ts)); }
+inline const char* timestamp_text(TimestampTz ts) {
+  return pstrdup(timestamptz_to_str(ts));
+}
 
 }  // namespace snowflake::pg

@@ -363,8 +363,8 @@ TEST(GeneratorDurable, NoIdReachesTheBoundAndRefreshStartsWithinTheMargin) {
     ASSERT_EQ(o.step, Step::kIssued) << show(o);
     ASSERT_LT(layout.timestamp_of(o.first_id), until) << show_id(layout, o.first_id);
     const bool in_margin = clock >= kClock + kInterval - kMargin;
-    ASSERT_EQ(o.refresh_durable, in_margin) << "clock " << clock << ", bound's millisecond "
-                                            << until << ", margin " << kMargin;
+    ASSERT_EQ(o.refresh_durable, in_margin)
+        << "clock " << clock << ", bound's millisecond " << until << ", margin " << kMargin;
   }
   // The bound's own millisecond cannot be used until a later bound is durable.
   const Outcome blocked = generator.next(kClock + kInterval, 0, policy);
@@ -421,7 +421,8 @@ TEST(GeneratorDurable, IdBoundRoundTripsAndRoundsUpToAMillisecond) {
   EXPECT_EQ(layout.id_bound(layout.max_timestamp() + 1), uint64_t{1} << 63);
   EXPECT_EQ(layout.timestamp_bound(layout.id_bound(kClock)), kClock);
   // An ID bound inside a millisecond covers that whole millisecond.
-  EXPECT_EQ(layout.timestamp_bound(static_cast<uint64_t>(layout.compose(kClock, 7, 9))), kClock + 1);
+  EXPECT_EQ(layout.timestamp_bound(static_cast<uint64_t>(layout.compose(kClock, 7, 9))),
+            kClock + 1);
   EXPECT_EQ(layout.timestamp_bound(uint64_t{1} << 63), layout.max_timestamp() + 1);
   EXPECT_EQ(layout.timestamp_bound(UINT64_MAX), layout.max_timestamp() + 1);
   // Another layout reads the same ID bound as a bound on its own timestamps:

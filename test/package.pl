@@ -1,0 +1,43 @@
+#!/usr/bin/env perl
+# Packaging checks, run by scripts/test.sh: META.json is valid PGXN metadata
+# (meta-spec 1.0.0: required keys, semantic versions, a provided file that
+# exists) and agrees with snowflake.control; every install and upgrade script
+# has its \echo guard and an upgrade path from 1.0 reaches the default version.
+use strict;
+use warnings;
+use JSON::PP;
+use Test::More;
+
+my $meta = decode_json(do { local (@ARGV, $/) = 'META.json'; <> });
+my ($control) = do { local (@ARGV, $/) = 'snowflake.control'; <> };
+my ($default) = $control =~ /^default_version = '([^']+)'/m;
+my $semver = qr/^\d+\.\d+\.\d+$/;
+
+for my $key (qw(name abstract version maintainer license provides meta-spec)) {
+    ok(exists $meta->{$key}, "META.json has '$key'");
+}
+is($meta->{'meta-spec'}{version}, '1.0.0', 'meta-spec 1.0.0');
+like($meta->{version}, $semver, 'the distribution version is semantic');
+is($meta->{version}, "$default.0", 'META.json version matches default_version in snowflake.control');
+while (my ($name, $extension) = each %{ $meta->{provides} }) {
+    like($extension->{version}, $semver, "$name: semantic version");
+    is($extension->{version}, "$default.0", "$name: version matches the control file");
+    ok(-f $extension->{file}, "$name: $extension->{file} exists");
+    ok(-f $extension->{docfile}, "$name: $extension->{docfile} exists") if $extension->{docfile};
+}
+like($meta->{license}, qr/^(postgresql|mit|bsd|apache_2_0|gpl_3)$/, 'license is a PGXN license name');
+ok(-f 'LICENSE', 'the LICENSE file exists');
+
+my @scripts = glob('sql/snowflake--*.sql');
+for my $script (@scripts) {
+    my $first = do { local (@ARGV, $/) = $script; <> };
+    like($first, qr/^\\echo Use "(CREATE|ALTER) EXTENSION snowflake[^"]*" to load this file\. \\quit$/m,
+        "$script has the \\echo guard");
+}
+my %step = map { /snowflake--([\d.]+)--([\d.]+)\.sql$/ ? ($1 => $2) : () } @scripts;
+my $version = '1.0';
+ok(-f 'sql/snowflake--1.0.sql', 'the 1.0 install script exists');
+$version = $step{$version} while exists $step{$version};
+is($version, $default, 'upgrade scripts lead from 1.0 to the default version');
+
+done_testing();
