@@ -96,9 +96,10 @@ run_tap() {
     local tests=("${tap_tests[@]/#$ROOT\/test/$work}")
     [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/t/*.pl)
     local status=0
-    runuser -u postgres -- env PATH="$PATH" TESTDIR="$work" \
-        prove -I "$(pg_config --pgxs | sed 's|src/makefiles/pgxs.mk|src/test/perl|')" -I "$work/perl" \
-        --timer "${tests[@]}" || status=$?
+    local pgxs
+    pgxs=$(dirname "$(dirname "$(pg_config --pgxs)")")
+    runuser -u postgres -- env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$pgxs/test/regress/pg_regress" \
+        prove -I "$pgxs/test/perl" -I "$work/perl" --timer "${tests[@]}" || status=$?
     if [ $status -ne 0 ]; then
         echo "--- logs kept in $work/tmp_check/log ---"
         tail -n 40 "$work"/tmp_check/log/regress_log_* 2>/dev/null | tail -n 200 || true

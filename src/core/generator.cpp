@@ -62,8 +62,9 @@ Generator::Candidate Generator::successor(int64_t last, int64_t clock,
   return {last_timestamp + 1, sequence_start(last_timestamp + 1)};
 }
 
-void Generator::observe_clock(int64_t clock, Outcome& outcome) noexcept {
-  int64_t high_water = state_.clock_high_water.load(std::memory_order_relaxed);
+// `high_water` was read before the clock, so a reading below it is a real
+// step back, not a reading that another process overtook.
+void Generator::observe_clock(int64_t clock, int64_t high_water, Outcome& outcome) noexcept {
   if (clock > high_water) {
     // Losing this race only means another caller brought a later reading.
     state_.clock_high_water.compare_exchange_strong(high_water, clock, std::memory_order_relaxed);
@@ -82,17 +83,20 @@ void Generator::observe_clock(int64_t clock, Outcome& outcome) noexcept {
   raise_to(state_.largest_clock_step_ms, outcome.clock_step_ms);
 }
 
-Outcome Generator::reserve(int64_t clock, int64_t node, int64_t wanted,
+Outcome Generator::reserve(const Clock& clock_source, int64_t node, int64_t wanted,
                            const Policy& policy) noexcept {
   Outcome outcome;
+  // The shared state first, then the clock (see generator.hpp).
+  const int64_t high_water = state_.clock_high_water.load(std::memory_order_acquire);
+  int64_t last = state_.last_id.load(std::memory_order_acquire);
+  int64_t clock = clock_source.now();
   outcome.clock = clock;
   if (clock < 0) {
     outcome.step = Step::kClockBeforeEpoch;
     return outcome;
   }
-  observe_clock(clock, outcome);
+  observe_clock(clock, high_water, outcome);
 
-  int64_t last = state_.last_id.load(std::memory_order_acquire);
   for (;;) {
     const Candidate candidate = successor(last, clock, node);
     outcome.last_timestamp = layout_.timestamp_of(last);
@@ -131,6 +135,10 @@ Outcome Generator::reserve(int64_t clock, int64_t node, int64_t wanted,
       outcome.refresh_durable = candidate.timestamp + policy.durable_margin_ms >= durable_until;
       return outcome;
     }
+    // Another caller issued first and time has passed: a fresh reading, which
+    // only ever moves forward here (a step back shows at the next call).
+    clock = std::max(clock, clock_source.now());
+    outcome.clock = clock;
   }
 }
 

@@ -15,14 +15,18 @@
 // the primary's bound, restore() raises `last_id` to the last ID before the
 // bound, so the next ID is greater than any issued before.
 //
-// The clock is a parameter (ms since the layout's epoch), so tests can drive
-// the generator through any sequence of readings, backwards included. The
-// generator never waits itself: it says what to wait for and the caller waits.
+// The clock is a parameter (a Clock, in ms since the layout's epoch), so tests
+// can drive the generator through any sequence of readings, backwards
+// included. The generator reads it after reading the shared state, and again
+// after a failed compare-and-swap: a reading older than the last ID another
+// process issued would look like the clock going backwards. It never waits
+// itself: it says what to wait for and the caller waits.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
+#include "clock.hpp"
 #include "layout.hpp"
 
 namespace snowflake {
@@ -81,12 +85,19 @@ class Generator {
  public:
   Generator(GeneratorState& state, const Layout& layout) noexcept;
 
-  // Reserves up to `wanted` (>= 1) consecutive IDs for `node` at clock reading
-  // `clock`. The run never crosses a millisecond, so a caller wanting more
-  // calls again.
-  Outcome reserve(int64_t clock, int64_t node, int64_t wanted, const Policy& policy) noexcept;
-  Outcome next(int64_t clock, int64_t node, const Policy& policy) noexcept {
+  // Reserves up to `wanted` (>= 1) consecutive IDs for `node` at the time
+  // `clock` reads. The run never crosses a millisecond, so a caller wanting
+  // more calls again.
+  Outcome reserve(const Clock& clock, int64_t node, int64_t wanted, const Policy& policy) noexcept;
+  Outcome next(const Clock& clock, int64_t node, const Policy& policy) noexcept {
     return reserve(clock, node, 1, policy);
+  }
+  // The same with a clock that reads `reading`.
+  Outcome reserve(int64_t reading, int64_t node, int64_t wanted, const Policy& policy) noexcept {
+    return reserve(FixedClock(reading), node, wanted, policy);
+  }
+  Outcome next(int64_t reading, int64_t node, const Policy& policy) noexcept {
+    return reserve(FixedClock(reading), node, 1, policy);
   }
 
   // The durable bound `interval_ms` (>= 1) after `timestamp`: it covers the
@@ -112,7 +123,7 @@ class Generator {
     int64_t sequence;
   };
   Candidate successor(int64_t last, int64_t clock, int64_t node) const noexcept;
-  void observe_clock(int64_t clock, Outcome& outcome) noexcept;
+  void observe_clock(int64_t clock, int64_t high_water, Outcome& outcome) noexcept;
 
   GeneratorState& state_;
   Layout layout_;

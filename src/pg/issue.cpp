@@ -145,8 +145,8 @@ IssuedRun issue(int64_t wanted) {
   bool waited_for_sequence = false;
   int64_t clock_wait_started_us = -1;
 
+  const SystemClock clock(settings.layout.epoch_ms());
   for (;;) {
-    const int64_t clock = clock_now();
     const Outcome outcome = generator->reserve(clock, node, wanted, policy);
     if (unlikely(outcome.clock_step_ms > 0)) note_clock_step(outcome);
     switch (outcome.step) {
@@ -164,7 +164,7 @@ IssuedRun issue(int64_t wanted) {
           count(kClockWaits);
           clock_wait_started_us = monotonic_us();
         }
-        sleep_until(outcome.wait_until, clock);
+        sleep_until(outcome.wait_until, outcome.clock);
         policy.clock_wait_budget_ms =
             std::max<int64_t>(0, settings.max_clock_backward_wait_ms -
                                      (monotonic_us() - clock_wait_started_us) / 1000);

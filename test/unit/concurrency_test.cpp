@@ -29,6 +29,7 @@ constexpr int64_t kGiveUpAfterUs = 20'000'000;
 struct ThreadResult {
   std::vector<int64_t> ids;
   int64_t waits = 0;
+  int64_t clock_behind = 0;
   std::string error;  // empty unless the thread stopped on an unexpected outcome
 };
 
@@ -54,8 +55,8 @@ std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy&
       while (ready.load() < threads) {
       }
       const int64_t deadline = monotonic_us() + kGiveUpAfterUs;
+      const SystemClock clock(layout.epoch_ms());
       while (static_cast<int64_t>(result.ids.size()) < per_thread) {
-        const int64_t clock = unix_time_ms() - layout.epoch_ms();
         const int64_t want =
             std::min<int64_t>(wanted, per_thread - static_cast<int64_t>(result.ids.size()));
         const Outcome o = generator.reserve(clock, node, want, policy);
@@ -64,6 +65,7 @@ std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy&
           continue;
         }
         // The real clock may also be stepped by NTP while the test runs.
+        if (o.step == Step::kClockBehind) ++result.clock_behind;
         if (o.step == Step::kWaitForSequence || o.step == Step::kWaitForClock ||
             o.step == Step::kClockBehind) {
           ++result.waits;
@@ -151,6 +153,39 @@ TEST(GeneratorConcurrency, ClockStepSeenByEveryThreadIsCountedOnce) {
   EXPECT_EQ(state.largest_clock_step_ms.load(), 1000);
   EXPECT_EQ(first_to_see.load(), 1);
   EXPECT_EQ(wrong_step_size.load(), 0);
+}
+
+// With no lead and no wait budget (Twitter's policy), threads that overtake
+// each other on the real clock must never see the clock "behind": each reads
+// the clock after the shared state, so no reading is older than the last ID.
+TEST(GeneratorConcurrency, OvertakingThreadsSeeNoFalseClockStep) {
+  const Layout layout;
+  GeneratorState state;
+  Generator setup(state, layout);
+  setup.publish_durable(INT64_MAX);
+  const Policy policy = make_policy(0, 0);
+  constexpr int kThreads = 4;
+  constexpr int kIdsPerThread = 250'000;
+  std::atomic<int> ready{0};
+  std::atomic<int64_t> clock_behind{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&] {
+      Generator generator(state, layout);
+      const SystemClock clock(layout.epoch_ms());
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) {
+      }
+      for (int issued = 0; issued < kIdsPerThread;) {
+        const Outcome o = generator.next(clock, 3, policy);
+        if (o.step == Step::kIssued) ++issued;
+        if (o.step == Step::kClockBehind) clock_behind.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  EXPECT_EQ(clock_behind.load(), 0) << "calls refused for a clock behind that never stepped";
+  EXPECT_EQ(state.clock_steps.load(), 0) << "steps counted although the clock never stepped";
 }
 
 }  // namespace
