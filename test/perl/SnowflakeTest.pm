@@ -1,0 +1,740 @@
+# Helpers for snowflake's cluster-level TAP tests (test/t/*.pl).
+#
+# Built on PostgreSQL's own PostgreSQL::Test::Cluster; this module only adds
+# what the snowflake tests share: a node set up to preload the extension, a
+# wall clock that a test can step (libfaketime), a real crash (every server
+# process killed), SQL sessions run in the background, and the standard
+# checks on a table of issued IDs. Every function is documented below, and
+# the API is kept small and stable: add to it, do not change what exists.
+
+=pod
+
+=head1 NAME
+
+SnowflakeTest - shared helpers for snowflake's cluster tests
+
+=head1 SYNOPSIS
+
+  use PostgreSQL::Test::Utils;
+  use Test::More;
+  use SnowflakeTest;
+
+  my $node = SnowflakeTest::init_node('main', faketime => 1,
+      conf => ['snowflake.max_clock_backward_wait = 2s']);
+  SnowflakeTest::start_node($node);
+  $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+
+  SnowflakeTest::set_clock_offset($node, -0.5);   # the server's clock steps back 500 ms
+  my $r = SnowflakeTest::try_sql($node, 'SELECT snowflake_nextval()');
+  is($r->{sqlstate}, undef, 'no error') or diag $r->{stderr};
+
+  done_testing();
+
+=head1 CONVENTIONS
+
+=over
+
+=item *
+
+Nodes made by C<init_node> preload snowflake, have C<snowflake.datacenter_id>
+and C<snowflake.worker_id> set (defaults 3 and 7), and are remembered: if the
+test fails, the tail of each node's server log is printed at exit.
+
+=item *
+
+Clock offsets are in seconds relative to the real clock (fractions allowed,
+e.g. C<-0.5>). Only the server processes of a node started with
+C<faketime =E<gt> 1> see the offset; CLOCK_MONOTONIC is never faked, so
+waits measured on it (snowflake.max_clock_backward_wait) stay real.
+
+=item *
+
+A table of IDs checked by C<check_ids> has the columns C<b> (which backend or
+session issued the row), C<g> (the row's position in that backend's issue
+order) and C<id> (the ID). C<create_id_writers> makes one.
+
+=back
+
+=cut
+
+package SnowflakeTest;
+
+use strict;
+use warnings FATAL => 'all';
+
+use Carp;
+use Config;
+use File::Basename qw(dirname);
+use IPC::Run;
+use POSIX qw(WNOHANG);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+our $FAKETIME_LIBRARY =
+  $ENV{SNOWFLAKE_FAKETIME_LIBRARY}
+  // '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+my @nodes;    # every node init_node made, for the log dump at exit
+
+# PostgreSQL::Test::Cluster::init runs $PG_REGRESS --config-auth; PostgreSQL's
+# own build sets it, prove run by hand does not. Use the installed one.
+if (!$ENV{PG_REGRESS})
+{
+	my $pgxs = `pg_config --pgxs`;
+	chomp $pgxs;
+	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
+}
+
+# Orphaned server processes (a postmaster whose pg_ctl exited, backends whose
+# postmaster was killed) are re-parented to the nearest "subreaper". On
+# machines whose PID 1 never reaps them they would stay zombies, and a zombie
+# postmaster keeps its postmaster.pid looking alive. Becoming the subreaper
+# lets crash_node() reap them. prctl(PR_SET_CHILD_SUBREAPER = 36, 1); syscall
+# 157 is prctl on x86_64 Linux. Failure is harmless (see crash_node()).
+if ($Config{archname} =~ /^x86_64-linux/)
+{
+	syscall(157, 36, 1, 0, 0, 0);
+}
+
+=pod
+
+=head1 FUNCTIONS
+
+=head2 Nodes
+
+=over
+
+=item init_node($name, %options) => $node
+
+Creates (initdb) a node that preloads snowflake; does not start it.
+Options:
+
+  datacenter_id     default 3 (undef: leave unset)
+  worker_id         default 7 (undef: leave unset)
+  allows_streaming  passed to PostgreSQL::Test::Cluster::init
+  faketime          1: the server runs under libfaketime (see set_clock_offset)
+  conf              array ref of extra postgresql.conf lines
+
+=cut
+
+sub init_node
+{
+	my ($name, %options) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => $options{allows_streaming} // 0);
+	_base_conf($node, %options);
+	enable_faketime($node) if $options{faketime};
+	push @nodes, $node;
+	return $node;
+}
+
+sub _base_conf
+{
+	my ($node, %options) = @_;
+	my $datacenter =
+	  exists $options{datacenter_id} ? $options{datacenter_id} : 3;
+	my $worker = exists $options{worker_id} ? $options{worker_id} : 7;
+	my @lines = (
+		"shared_preload_libraries = 'snowflake'",
+		# The framework logs every statement; DDL is enough to read a log.
+		"log_statement = 'ddl'",
+		"max_connections = 40",
+		"shared_buffers = 32MB",);
+	push @lines, "snowflake.datacenter_id = $datacenter" if defined $datacenter;
+	push @lines, "snowflake.worker_id = $worker" if defined $worker;
+	push @lines, @{ $options{conf} // [] };
+	$node->append_conf('postgresql.conf', join("\n", @lines));
+	return;
+}
+
+=pod
+
+=item init_standby($primary, $name, %options) => $node
+
+Takes a base backup of the running C<$primary> (which must have been made with
+C<allows_streaming =E<gt> 1>) and makes a streaming standby of it, not
+started. It inherits the primary's configuration, snowflake identity
+included, as a real standby would. Options: C<faketime> and C<conf> as for
+init_node.
+
+=cut
+
+sub init_standby
+{
+	my ($primary, $name, %options) = @_;
+	my $backup = "for_$name";
+	$primary->backup($backup);
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($primary, $backup, has_streaming => 1);
+	$node->append_conf('postgresql.conf', join("\n", @{ $options{conf} }))
+	  if $options{conf};
+	enable_faketime($node) if $options{faketime};
+	push @nodes, $node;
+	return $node;
+}
+
+=pod
+
+=item start_node($node) / restart_node($node, $mode)
+
+Start the node (under libfaketime if it was made with C<faketime =E<gt> 1>,
+checking that the server's clock then reads the current offset); restart it
+after C<$node-E<gt>stop($mode)> (default mode C<fast>). Always use these
+instead of C<$node-E<gt>start> / C<restart> on a faked node: the framework's
+methods would start it on the real clock.
+
+=cut
+
+sub start_node
+{
+	my ($node) = @_;
+	my $faketime = $node->{_snowflake_faketime};
+	if (!$faketime)
+	{
+		$node->start;
+		return;
+	}
+	{
+		# Only pg_ctl and the server get these (the framework copies %ENV).
+		local $ENV{LD_PRELOAD} = $FAKETIME_LIBRARY;
+		local $ENV{FAKETIME_TIMESTAMP_FILE} = $faketime;
+		local $ENV{FAKETIME_NO_CACHE} = '1';
+		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+		$node->start;
+	}
+	_verify_offset($node, _read_offset($node));
+	return;
+}
+
+sub restart_node
+{
+	my ($node, $mode) = @_;
+	$node->stop($mode // 'fast');
+	start_node($node);
+	return;
+}
+
+=pod
+
+=item crash_node($node)
+
+Kills every process of the running node with SIGKILL at once (postmaster
+first, so it cannot start new ones or clean up), waits until all of them are
+gone, and leaves the data directory as a power cut would (as far as the page
+cache allows: the framework runs with fsync = off). Start it again with
+start_node. Returns the number of processes killed.
+
+=cut
+
+sub crash_node
+{
+	my ($node) = @_;
+	my $postmaster = _postmaster_pid($node);
+	croak 'crash_node: node ' . $node->name . ' is not running'
+	  unless $postmaster;
+
+	# Stopped, the postmaster can neither fork nor notice anything while its
+	# children are listed.
+	kill 'STOP', $postmaster;
+	my @children = _children_of($postmaster);
+	$node->kill9;    # SIGKILL to the postmaster; the framework forgets it
+	kill 'KILL', @children if @children;
+
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	for my $pid ($postmaster, @children)
+	{
+		while (_alive($pid))
+		{
+			croak "crash_node: process $pid survived SIGKILL" if time > $deadline;
+			usleep(20_000);
+		}
+		waitpid($pid, WNOHANG);    # reaps it if we are its subreaper
+	}
+
+	# Should the postmaster still be an unreaped zombie (not our child), its
+	# pid would make postmaster.pid look alive: the file is stale, remove it.
+	my $pidfile = $node->data_dir . '/postmaster.pid';
+	if (-e $pidfile && _is_zombie($postmaster))
+	{
+		note "crash_node: removing stale postmaster.pid of zombie $postmaster";
+		unlink $pidfile;
+	}
+	note sprintf('crash_node: killed postmaster %d and %d children',
+		$postmaster, scalar @children);
+	return 1 + @children;
+}
+
+sub _postmaster_pid
+{
+	my ($node) = @_;
+	my $file = $node->data_dir . '/postmaster.pid';
+	return undef unless -e $file;
+	my ($pid) = split /\n/, slurp_file($file);
+	return $pid;
+}
+
+sub _proc_stat
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return undef;
+	my $line = <$fh>;
+	close $fh;
+	return undef unless defined $line && $line =~ /\)\s+(\S)\s+(\d+)/;
+	return { state => $1, ppid => $2 };
+}
+
+sub _children_of
+{
+	my ($parent) = @_;
+	my @children;
+	opendir my $dh, '/proc' or croak "cannot read /proc: $!";
+	for my $pid (grep { /^\d+$/ } readdir $dh)
+	{
+		my $stat = _proc_stat($pid);
+		push @children, $pid
+		  if $stat && $stat->{ppid} == $parent && $stat->{state} !~ /[ZX]/;
+	}
+	closedir $dh;
+	return @children;
+}
+
+sub _is_zombie
+{
+	my $stat = _proc_stat($_[0]);
+	return $stat && $stat->{state} =~ /[ZX]/;
+}
+
+sub _alive
+{
+	my $stat = _proc_stat($_[0]);
+	return $stat && $stat->{state} !~ /[ZX]/;
+}
+
+=pod
+
+=back
+
+=head2 The clock (libfaketime)
+
+=over
+
+=item faketime_available() => bool
+
+Whether libfaketime is installed. A test that needs it does
+C<plan skip_all =E<gt> ... unless SnowflakeTest::faketime_available();>.
+
+=cut
+
+sub faketime_available { return -r $FAKETIME_LIBRARY; }
+
+=pod
+
+=item enable_faketime($node)
+
+Makes the node run under libfaketime from its next start_node, with offset
++0. init_node and init_standby call it for C<faketime =E<gt> 1>.
+
+=cut
+
+sub enable_faketime
+{
+	my ($node) = @_;
+	croak "libfaketime not found at $FAKETIME_LIBRARY"
+	  unless faketime_available();
+	$node->{_snowflake_faketime} = $node->basedir . '/faketime.rc';
+	_write_offset($node, 0);
+	return;
+}
+
+=pod
+
+=item set_clock_offset($node, $seconds) => $measured_ms
+
+Steps the node's wall clock to real time + C<$seconds> (negative: behind;
+fractions allowed), at once for every process of the node. If the node is
+running, waits until the server's clock_timestamp() reads the new offset and
+returns the offset measured (ms); dies if it never does.
+
+=item server_clock_offset_ms($node) => ($offset_ms, $uncertainty_ms)
+
+How far the server's clock_timestamp() is from this process's real clock,
+measured over one query, and the half round trip that bounds the error.
+
+=cut
+
+sub set_clock_offset
+{
+	my ($node, $seconds) = @_;
+	croak 'set_clock_offset: node ' . $node->name . ' is not under faketime'
+	  unless $node->{_snowflake_faketime};
+	_write_offset($node, $seconds);
+	my $postmaster = _postmaster_pid($node);
+	return undef unless $postmaster && _alive($postmaster);
+	return _verify_offset($node, $seconds);
+}
+
+sub server_clock_offset_ms
+{
+	my ($node) = @_;
+	my $before = time;
+	my $server = $node->safe_psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	my $after = time;
+	return (($server - ($before + $after) / 2) * 1000,
+		($after - $before) / 2 * 1000);
+}
+
+sub _write_offset
+{
+	my ($node, $seconds) = @_;
+	my $file = $node->{_snowflake_faketime};
+	my $text = sprintf('%+.3f', $seconds);
+	$text =~ s/\.?0+$// if $text =~ /\./;
+	$text = '+0' if $text eq '+' || $text eq '-' || $text eq '-0';
+	# Written to a temporary file and renamed, so that a server process never
+	# reads a half-written offset.
+	open my $fh, '>', "$file.tmp" or croak "cannot write $file.tmp: $!";
+	print $fh "$text\n";
+	close $fh or croak "cannot write $file.tmp: $!";
+	rename "$file.tmp", $file or croak "cannot rename to $file: $!";
+	$node->{_snowflake_offset} = $seconds;
+	note 'clock of node ' . $node->name . " set to real time $text s";
+	return;
+}
+
+sub _read_offset { return $_[0]->{_snowflake_offset} // 0; }
+
+sub _verify_offset
+{
+	my ($node, $seconds) = @_;
+	my ($offset, $uncertainty);
+	for (1 .. 50)
+	{
+		($offset, $uncertainty) = server_clock_offset_ms($node);
+		return $offset
+		  if abs($offset - $seconds * 1000) <= $uncertainty + 50;
+		usleep(100_000);
+	}
+	croak sprintf(
+		'the clock of node %s reads %+.0f ms from real time (+/- %.0f ms), not %+.0f ms: is libfaketime working?',
+		$node->name, $offset, $uncertainty, $seconds * 1000);
+}
+
+=pod
+
+=back
+
+=head2 SQL
+
+=over
+
+=item try_sql($node, $sql, %options) => $result
+
+Runs C<$sql> (psql script, stops at the first error) and returns a hash:
+
+  ok        1 if psql exited 0
+  stdout    psql's output (unaligned, tuples only), chomped
+  stderr    psql's messages (errors in verbose form, with SQLSTATE)
+  sqlstate  the first error's SQLSTATE, or undef if there was no error
+  message   the first error's message
+  detail    its DETAIL line, if any
+  hint      its HINT line, if any
+  elapsed   seconds from start to the end of psql
+
+Options: C<name> sets application_name (default snowflake_test),
+C<dbname> (default postgres), C<timeout> in seconds (default the
+framework's).
+
+=item start_sql($node, $sql, %options) => $handle / finish_sql($handle) => $result
+
+The same in two halves: start_sql starts psql in the background and returns
+at once; finish_sql waits for it to end and returns the result. Use a
+distinct C<name> to find the session's backend with backend_pid.
+
+=item running($handle) => bool
+
+Whether the session started by start_sql is still running.
+
+=item backend_pid($node, $name) => $pid
+
+Waits until a session with application_name C<$name> is connected and
+returns its backend's pid.
+
+=cut
+
+my $session_dir;    # scripts and outputs of start_sql sessions
+my $session_count = 0;
+
+sub start_sql
+{
+	my ($node, $sql, %options) = @_;
+	my $name = $options{name} // 'snowflake_test';
+	my $connstr = $node->connstr($options{dbname} // 'postgres')
+	  . " application_name=$name";
+	# Files, not pipes: the session runs on its own, however much it prints,
+	# without this process pumping its input and output.
+	$session_dir //= PostgreSQL::Test::Utils::tempdir('sessions');
+	my $file = sprintf('%s/%03d_%s', $session_dir, ++$session_count, $name);
+	append_to_file("$file.sql", "\\set VERBOSITY verbose\n$sql\n");
+	my $handle = {
+		name => $name,
+		file => $file,
+		started => time,
+	};
+	$handle->{timer} = IPC::Run::timeout($options{timeout}
+		  // $PostgreSQL::Test::Utils::timeout_default);
+	$handle->{run} = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $connstr,
+			'-f', "$file.sql"
+		],
+		'<', '/dev/null',
+		'>', "$file.out",
+		'2>', "$file.err",
+		$handle->{timer});
+	return $handle;
+}
+
+sub finish_sql
+{
+	my ($handle) = @_;
+	my $exit;
+	eval {
+		$handle->{run}->finish;
+		$exit = $?;
+		1;
+	} or do {
+		my $error = $@;
+		$handle->{run}->kill_kill;
+		croak "psql session $handle->{name} did not end: $error\nstderr: "
+		  . slurp_file("$handle->{file}.err");
+	};
+	my %result = (
+		ok => $exit == 0 ? 1 : 0,
+		exit => $exit >> 8,
+		stdout => slurp_file("$handle->{file}.out"),
+		stderr => slurp_file("$handle->{file}.err"),
+		elapsed => time - $handle->{started},);
+	chomp $result{stdout};
+	if ($result{stderr} =~ /(?:ERROR|FATAL|PANIC):\s+([0-9A-Z]{5}):\s+(.*)/)
+	{
+		$result{sqlstate} = $1;
+		$result{message} = $2;
+		my $rest = substr($result{stderr}, $+[0]);
+		$result{detail} = $1 if $rest =~ /^DETAIL:\s+(.*)$/m;
+		$result{hint} = $1 if $rest =~ /^HINT:\s+(.*)$/m;
+	}
+	return \%result;
+}
+
+sub try_sql
+{
+	my ($node, $sql, %options) = @_;
+	return finish_sql(start_sql($node, $sql, %options));
+}
+
+sub running
+{
+	my ($handle) = @_;
+	return $handle->{run}->pumpable;
+}
+
+sub backend_pid
+{
+	my ($node, $name) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = '$name' AND backend_type = 'client backend'"
+	) or croak "no session named $name connected";
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = '$name' AND backend_type = 'client backend'");
+}
+
+=pod
+
+=item set_config($node, name => value, ...)
+
+ALTER SYSTEM SET each setting (undef: RESET), reload, and wait until the
+postmaster has reloaded, so that every session started from then on sees the
+new values (an open session sees them from its next statement).
+
+=cut
+
+sub set_config
+{
+	my ($node, @pairs) = @_;
+	my @sql;
+	while (my ($name, $value) = splice(@pairs, 0, 2))
+	{
+		push @sql,
+		  defined $value
+		  ? "ALTER SYSTEM SET $name = '$value';"
+		  : "ALTER SYSTEM RESET $name;";
+	}
+	# A session started after the postmaster reloaded reports a new load
+	# time (compared with <>, not >: the test may have set the clock back).
+	my $loaded = $node->safe_psql('postgres', 'SELECT pg_conf_load_time()');
+	$node->safe_psql('postgres', join("\n", @sql, 'SELECT pg_reload_conf();'));
+	$node->poll_query_until('postgres',
+		"SELECT pg_conf_load_time() <> '$loaded'")
+	  or croak 'the configuration was not reloaded';
+	my $errors = $node->safe_psql('postgres',
+		'SELECT string_agg(name || \': \' || error, \', \') FROM pg_file_settings WHERE error IS NOT NULL');
+	croak "configuration errors: $errors" if $errors ne '';
+	return;
+}
+
+=pod
+
+=back
+
+=head2 IDs
+
+=over
+
+=item create_id_writers($node)
+
+Creates (in database postgres) the table C<ids(b int, g bigint, id bigint)>,
+a table C<writers_stop> and the procedure
+C<snowflake_test_write(b int, batch int, max_batches int)>, which inserts
+batches of C<batch> IDs for backend C<b>, COMMITs after each batch, and stops
+when a row is in writers_stop or after max_batches batches.
+
+=item start_writers($node, $count, %options) => @handles / stop_writers($node, @handles) => @results
+
+Starts C<$count> sessions (application_name writer_1 ... writer_N, b = 1..N)
+running snowflake_test_write (options C<batch>, default 200;
+C<max_batches>, default 100000; C<first>, the first b, default 1);
+stop_writers makes them stop after their current batch and waits for them.
+
+=cut
+
+sub create_id_writers
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+		CREATE TABLE IF NOT EXISTS ids (b int NOT NULL, g bigint NOT NULL, id bigint NOT NULL);
+		CREATE TABLE IF NOT EXISTS writers_stop ();
+		CREATE OR REPLACE PROCEDURE snowflake_test_write(b int, batch int, max_batches int)
+		LANGUAGE plpgsql AS $$
+		DECLARE
+			done bigint := coalesce((SELECT max(g) FROM ids WHERE ids.b = snowflake_test_write.b), 0);
+		BEGIN
+			FOR k IN 0 .. max_batches - 1 LOOP
+				EXIT WHEN EXISTS (SELECT FROM writers_stop);
+				INSERT INTO ids SELECT snowflake_test_write.b, done + k::bigint * batch + g, snowflake_nextval()
+				FROM generate_series(1, batch) g;
+				COMMIT;
+			END LOOP;
+		END $$;
+	});
+	return;
+}
+
+sub start_writers
+{
+	my ($node, $count, %options) = @_;
+	my $batch = $options{batch} // 200;
+	my $max_batches = $options{max_batches} // 100000;
+	my $first = $options{first} // 1;
+	$node->safe_psql('postgres', 'DELETE FROM writers_stop');
+	my @handles;
+	for my $b ($first .. $first + $count - 1)
+	{
+		push @handles,
+		  start_sql($node, "CALL snowflake_test_write($b, $batch, $max_batches);",
+			name => "writer_$b");
+	}
+	return @handles;
+}
+
+sub stop_writers
+{
+	my ($node, @handles) = @_;
+	$node->safe_psql('postgres', 'INSERT INTO writers_stop DEFAULT VALUES');
+	return map { finish_sql($_) } @handles;
+}
+
+=pod
+
+=item check_ids($node, $table, $label, %options)
+
+Runs the standard tests on a table with columns b, g, id: no ID appears twice,
+and within each b the IDs strictly increase with g. With
+C<rows =E<gt> $n>, also that the table holds $n rows. On failure, prints
+examples (with the IDs decoded). Returns the number of rows.
+
+=cut
+
+sub check_ids
+{
+	my ($node, $table, $label, %options) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my ($rows, $distinct) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT count(*), count(DISTINCT id) FROM $table");
+	is($rows, $options{rows}, "$label: $options{rows} rows")
+	  if defined $options{rows};
+	is($distinct, $rows, "$label: all $rows IDs distinct")
+	  or diag "IDs issued more than once (id | times | decoded):\n"
+	  . $node->safe_psql('postgres', qq{
+		SELECT id, count(*), snowflake_decode(id) FROM $table
+		GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 10});
+	my $disorder = $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM (
+			SELECT id, lag(id) OVER (PARTITION BY b ORDER BY g) AS previous FROM $table
+		) s WHERE previous >= id});
+	is($disorder, 0, "$label: IDs strictly increasing within each backend")
+	  or diag "IDs not above the previous one of the same backend "
+	  . "(b | g | previous | id | decoded previous | decoded id):\n"
+	  . $node->safe_psql('postgres', qq{
+		SELECT b, g, previous, id, snowflake_decode(previous), snowflake_decode(id) FROM (
+			SELECT b, g, id, lag(id) OVER (PARTITION BY b ORDER BY g) AS previous FROM $table
+		) s WHERE previous >= id ORDER BY b, g LIMIT 10});
+	return $rows;
+}
+
+=pod
+
+=back
+
+=head2 Logs
+
+=over
+
+=item log_tail($node, $lines) => $text
+
+The last C<$lines> (default 40) lines of the node's server log. At exit, if
+any test failed or the script died, the tail of the log of every node made
+here is printed with diag.
+
+=back
+
+=cut
+
+sub log_tail
+{
+	my ($node, $lines) = @_;
+	$lines //= 40;
+	return '' unless -e $node->logfile;
+	my @all = split /\n/, slurp_file($node->logfile);
+	splice(@all, 0, @all - $lines) if @all > $lines;
+	return join("\n", @all) . "\n";
+}
+
+END
+{
+	my $exit = $?;
+	if ($exit != 0 || !Test::More->builder->is_passing)
+	{
+		for my $node (@nodes)
+		{
+			diag '--- tail of the server log of node ' . $node->name
+			  . ' (' . $node->logfile . ") ---\n" . log_tail($node, 40);
+		}
+	}
+	$? = $exit;
+}
+
+1;
