@@ -142,8 +142,13 @@ my @steps = map { /stepped back by (\d+) ms/ ? $1 : () } split /\n/,
   slurp_file($node->logfile);
 note sprintf('the server logged %d backward clock steps, the largest %d ms',
 	scalar @steps, (sort { $b <=> $a } @steps, 0)[0]);
-# TODO (extension 1.1): check snowflake_status / snowflake_backend_status:
-# clock waits counted for the writers, one backward step of ~500 ms.
+my ($steps, $largest, $waits, $errors) = split /\|/, $node->safe_psql('postgres',
+	'SELECT clock_steps, largest_clock_step_ms, clock_waits, clock_errors FROM snowflake_status');
+cmp_ok($steps, '>=', 1, 'snowflake_status counts the backward step');
+cmp_ok($largest, '>=', 300, 'and its size, about 500 ms (at least 300)');
+cmp_ok($largest, '<=', 2000, '... (at most 2000)');
+cmp_ok($waits, '>=', 1, 'and the calls that waited for the clock');
+is($errors, 0, 'and no call that failed');
 
 # --- 2. a 5 s step back, longer than the 2000 ms wait ---
 

@@ -94,8 +94,11 @@ my $next = SnowflakeTest::try_sql($node, 'SELECT snowflake_nextval()');
 ok($next->{ok}, 'IDs are issued again on the corrected clock')
   or diag "stderr: $next->{stderr}";
 cmp_ok($next->{stdout}, '>', $last, 'above the last ID issued before the step');
-# TODO (extension 1.1): snowflake_status should count three clock waits and
-# no clock error here.
+my ($waits, $errors, $largest) = split /\|/, $node->safe_psql('postgres',
+	'SELECT clock_waits, clock_errors, largest_clock_step_ms FROM snowflake_status');
+cmp_ok($waits, '>=', 3, 'snowflake_status counts the three interrupted waits');
+is($errors, 0, 'an interrupted wait is not a clock error');
+cmp_ok($largest, '>=', 29000, 'the 30 s step is the largest seen');
 
 $node->stop;
 done_testing();

@@ -128,8 +128,10 @@ is( $node->safe_psql('postgres', q{
 	'every ID issued in turn is above the one before')
   or diag $node->safe_psql('postgres',
 	'SELECT n, id, snowflake_decode(id) FROM seen ORDER BY n DESC LIMIT 20');
-# TODO (extension 1.1): snowflake_status should show the clock errors and the
-# largest backward step (~5000 ms).
+my ($errors, $largest) = split /\|/, $node->safe_psql('postgres',
+	'SELECT clock_errors, largest_clock_step_ms FROM snowflake_status');
+cmp_ok($errors, '>=', 1, 'snowflake_status counts the refusals after the correction');
+cmp_ok($largest, '>=', 4000, 'and the correction as a backward step of about 5 s');
 
 $node->stop;
 done_testing();

@@ -187,8 +187,11 @@ SnowflakeTest::check_ids($node, 'ids', 'all writers');
 is( $node->safe_psql('postgres',
 		'SELECT count(*) FROM (SELECT id FROM ids UNION ALL SELECT id FROM seen) a GROUP BY id HAVING count(*) > 1'),
 	'', 'no ID in the writers\' table and the single calls twice');
-# TODO (extension 1.1): snowflake_status should show the durable bound above
-# every ID and the clock errors counted here.
+is( $node->safe_psql('postgres', q{
+		SELECT durable_until > (SELECT max(snowflake_timestamp(id)) FROM ids)
+		   AND durable_until > last_issued_at
+		  FROM snowflake_status}),
+	't', 'snowflake_status shows the durable bound after every ID issued');
 
 $node->stop;
 done_testing();

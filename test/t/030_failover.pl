@@ -109,8 +109,10 @@ is( $standby->safe_psql('postgres',
 		'SELECT count(*) FROM ids WHERE b > 20 AND ((id >> 17) & 31 <> 3 OR (id >> 12) & 31 <> 7)'),
 	0, 'with the same identity (datacenter 3, worker 7)');
 SnowflakeTest::check_ids($standby, 'ids', 'old and new primary');
-# TODO (extension 1.1): snowflake_status on the new primary should show the
-# replayed bound and the clock error / wait counted above.
+my ($bound_above, $waits) = split /\|/, $standby->safe_psql('postgres', qq{
+	SELECT durable_until > snowflake_timestamp($highest), clock_waits FROM snowflake_status});
+is($bound_above, 't', 'snowflake_status on the new primary: a durable bound above the old IDs');
+cmp_ok($waits, '>=', 1, 'and the wait for its clock counted');
 
 $standby->stop;
 done_testing();
