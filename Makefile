@@ -27,8 +27,10 @@ REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir)  # libpq-fe.h (registry)
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing -MMD -MP
 SHLIB_LINK = -lstdc++
+SHLIB_LINK += -lpq  # the registry's client
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -225,3 +225,33 @@ CREATE OPERATOR CLASS snowflake_node_ops FOR TYPE bigint USING hash AS
 COMMENT ON OPERATOR CLASS snowflake_node_ops USING hash IS
     'PARTITION BY HASH (id snowflake_node_ops): partition remainder = the node (datacenter_id, worker_id) that issued the ID';
 
+-- Registry (issue 4) ---------------------------------------------------------
+
+CREATE FUNCTION snowflake_registry_status(
+        OUT in_use boolean,
+        OUT state text,
+        OUT automatic boolean,
+        OUT datacenter_id integer,
+        OUT worker_id integer,
+        OUT system_identifier numeric,
+        OUT claimed_at timestamptz,
+        OUT renewed_at timestamptz,
+        OUT expires_at timestamptz,
+        OUT valid_until timestamptz,
+        OUT conflict_host text,
+        OUT conflict_data_directory text,
+        OUT conflict_system_identifier numeric,
+        OUT conflict_timeline bigint,
+        OUT conflict_since timestamptz,
+        OUT conflict_expires_at timestamptz,
+        OUT last_error text,
+        OUT last_error_at timestamptz)
+    RETURNS record
+    AS 'MODULE_PATHNAME', 'snowflake_registry_status'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_registry_status() IS
+    'This node''s lease in the snowflake.registry database: state (disabled, starting, standby, unconfigured, held, expired, conflict, unreachable, exhausted), identity, lease times, the other node in a conflict, the last error';
+
+REVOKE ALL ON FUNCTION snowflake_registry_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_registry_status() TO pg_monitor;

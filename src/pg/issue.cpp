@@ -15,6 +15,7 @@
 #include "../core/clock.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
+#include "registry.hpp"
 #include "settings.hpp"
 #include "time.hpp"
 
@@ -33,7 +34,9 @@ constexpr int64_t kSequenceSpinLimitUs = 2000;
 // The clock high-water mark of the last backward step this backend counted.
 int64_t step_counted_at = -1;
 
-int64_t clock_now() { return unix_time_ms() - settings.layout.epoch_ms(); }
+int64_t clock_now() {
+  return unix_time_ms() - settings.layout.epoch_ms();
+}
 
 const char* clock_text(int64_t timestamp) {
   return timestamp_text(timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms()));
@@ -51,13 +54,12 @@ Generator* require_generator() {
                      "(shared_preload_libraries = 'snowflake') and restart the server.")));
   }
   if (unlikely(RecoveryInProgress())) {
-    ereport(ERROR,
-            (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-             errmsg("cannot issue snowflake IDs during recovery"),
-             errdetail("A standby has its primary's snowflake.datacenter_id and "
-                       "snowflake.worker_id, so IDs issued here could collide with the "
-                       "primary's."),
-             errhint("Issue IDs on the primary, or promote this standby first.")));
+    ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                    errmsg("cannot issue snowflake IDs during recovery"),
+                    errdetail("A standby has its primary's snowflake.datacenter_id and "
+                              "snowflake.worker_id, so IDs issued here could collide with the "
+                              "primary's."),
+                    errhint("Issue IDs on the primary, or promote this standby first.")));
   }
   return generator;
 }
@@ -109,24 +111,23 @@ void report(const Outcome& outcome) {
                        "snowflake.max_lead.")));
       break;
     case Step::kClockBeforeEpoch:
-      ereport(ERROR,
-              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-               errmsg("system clock reads a time before snowflake.epoch"),
-               errdetail("The clock reads %s; snowflake.epoch is %s.", clock_text(outcome.clock),
-                         clock_text(0)),
-               errhint("Fix the clock (NTP).")));
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("system clock reads a time before snowflake.epoch"),
+                      errdetail("The clock reads %s; snowflake.epoch is %s.",
+                                clock_text(outcome.clock), clock_text(0)),
+                      errhint("Fix the clock (NTP).")));
       break;
     case Step::kTimestampExhausted:
-      ereport(ERROR,
-              (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-               errmsg("snowflake IDs have run out: the timestamp field is used up"),
-               errdetail("The last millisecond snowflake.timestamp_bits = %d can hold after "
-                         "snowflake.epoch is %s; the generator is at %s.",
-                         settings.layout.timestamp_bits(),
-                         clock_text(settings.layout.max_timestamp()),
-                         clock_text(std::max(outcome.clock, outcome.last_timestamp))),
-               errhint("Issue new IDs from a cluster with a later snowflake.epoch or a wider "
-                       "snowflake.timestamp_bits.")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+           errmsg("snowflake IDs have run out: the timestamp field is used up"),
+           errdetail("The last millisecond snowflake.timestamp_bits = %d can hold after "
+                     "snowflake.epoch is %s; the generator is at %s.",
+                     settings.layout.timestamp_bits(), clock_text(settings.layout.max_timestamp()),
+                     clock_text(std::max(outcome.clock, outcome.last_timestamp))),
+           errhint("Issue new IDs from a cluster with a later snowflake.epoch or a wider "
+                   "snowflake.timestamp_bits.")));
       break;
     default:
       elog(ERROR, "snowflake: unexpected generator step %d", static_cast<int>(outcome.step));
@@ -137,7 +138,7 @@ void report(const Outcome& outcome) {
 
 IssuedRun issue(int64_t wanted) {
   Generator* generator = require_generator();
-  const int64_t node = configured_node();
+  const int64_t node = issuing_node();
   Policy policy;
   policy.max_lead_ms = settings.max_lead_ms;
   policy.clock_wait_budget_ms = settings.max_clock_backward_wait_ms;
@@ -152,6 +153,7 @@ IssuedRun issue(int64_t wanted) {
     switch (outcome.step) {
       case Step::kIssued:
         count(kIdsIssued, outcome.count);
+        confirm_issuing_node(node);
         if (unlikely(outcome.refresh_durable)) make_durable(outcome.timestamp, false);
         return {outcome.first_id, outcome.count};
       case Step::kWaitForSequence:

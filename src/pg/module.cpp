@@ -5,6 +5,7 @@
 // fails with an error that says what to add to postgresql.conf.
 #include "node.hpp"
 #include "postgres.hpp"
+#include "registry.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -16,6 +17,8 @@ void _PG_init(void) {
   if (!process_shared_preload_libraries_in_progress) return;
   snowflake::pg::register_wal_resource_manager();
   snowflake::pg::request_node_memory();
+  snowflake::pg::request_registry_memory();
+  snowflake::pg::register_registry_worker();
 }
 
 }  // extern "C"

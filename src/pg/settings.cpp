@@ -13,6 +13,7 @@
 
 #include "../core/clock.hpp"
 #include "postgres.hpp"
+#include "registry.hpp"
 #include "time.hpp"
 
 namespace snowflake::pg {
@@ -59,7 +60,9 @@ bool check_epoch(char** newval, void** extra, GucSource) {
   return true;
 }
 
-void assign_epoch(const char*, void* extra) { epoch_ms = *static_cast<int64_t*>(extra); }
+void assign_epoch(const char*, void* extra) {
+  epoch_ms = *static_cast<int64_t*>(extra);
+}
 
 int64_t node_of(int datacenter_id, int worker_id) {
   // With no datacenter bits the node is the worker alone; unset means 0 then.
@@ -159,19 +162,19 @@ void establish_layout() {
                            settings.sequence_bits),
              errhint("Choose widths that add up to 63, such as the default 41, 5, 5 and 12.")));
   }
-  settings.layout = Layout(settings.timestamp_bits, settings.datacenter_bits,
-                           settings.worker_bits, settings.sequence_bits, epoch_ms);
+  settings.layout = Layout(settings.timestamp_bits, settings.datacenter_bits, settings.worker_bits,
+                           settings.sequence_bits, epoch_ms);
   const int64_t now = unix_time_ms();
   if (now > settings.layout.last_unix_ms()) {
     const TimestampTz last = timestamptz_from_unix_ms(settings.layout.last_unix_ms());
-    ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("the snowflake timestamp field ran out at %s", timestamp_text(last)),
-             errdetail("snowflake.timestamp_bits = %d counts %lld ms from snowflake.epoch = %lld.",
-                       settings.timestamp_bits,
-                       static_cast<long long>(settings.layout.max_timestamp()),
-                       static_cast<long long>(epoch_ms)),
-             errhint("Use a later snowflake.epoch or a wider snowflake.timestamp_bits.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+         errmsg("the snowflake timestamp field ran out at %s", timestamp_text(last)),
+         errdetail("snowflake.timestamp_bits = %d counts %lld ms from snowflake.epoch = %lld.",
+                   settings.timestamp_bits, static_cast<long long>(settings.layout.max_timestamp()),
+                   static_cast<long long>(epoch_ms)),
+         errhint("Use a later snowflake.epoch or a wider snowflake.timestamp_bits.")));
   }
 }
 
@@ -183,10 +186,9 @@ void define_id_setting(const char* name, const char* description, const char* wi
                        "%s must be between %d (unset) and %d, the largest value its field of the "
                        "ID layout holds.",
                        hint);
-  DefineCustomIntVariable(name, description,
-                          "-1 means unset: snowflake_nextval() then refuses to issue IDs.",
-                          variable, -1, -1, static_cast<int>(max), PGC_SIGHUP, 0, nullptr, assign,
-                          nullptr);
+  DefineCustomIntVariable(
+      name, description, "-1 means unset: snowflake_nextval() then refuses to issue IDs.", variable,
+      -1, -1, static_cast<int>(max), PGC_SIGHUP, 0, nullptr, assign, nullptr);
 }
 
 }  // namespace
@@ -218,8 +220,8 @@ void define_settings() {
                     "snowflake.datacenter_bits", &settings.datacenter_id,
                     settings.layout.max_datacenter_id(), assign_datacenter_id);
   define_id_setting("snowflake.worker_id", "This node's worker_id in the IDs it issues.",
-                    "snowflake.worker_bits", &settings.worker_id,
-                    settings.layout.max_worker_id(), assign_worker_id);
+                    "snowflake.worker_bits", &settings.worker_id, settings.layout.max_worker_id(),
+                    assign_worker_id);
 
   DefineCustomIntVariable(
       "snowflake.max_lead",
@@ -230,9 +232,24 @@ void define_settings() {
   DefineCustomIntVariable(
       "snowflake.max_clock_backward_wait",
       "How long to wait for a clock that is behind the generator before failing.",
-      "0 fails at once, as Twitter's IdWorker does.", &settings.max_clock_backward_wait_ms, 1000,
-      0, kMaxWaitLimitMs, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+      "0 fails at once, as Twitter's IdWorker does.", &settings.max_clock_backward_wait_ms, 1000, 0,
+      kMaxWaitLimitMs, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
 
+  // Registry (issue 4): the worker-identity registry, see registry.cpp. ------
+  if (process_shared_preload_libraries_in_progress) require_registry_at_start();
+  DefineCustomStringVariable(
+      "snowflake.registry",
+      "libpq connection string of the database in which nodes lease their identities.",
+      "Empty means no registry. It may hold a password, so only superusers can read it.",
+      &settings.registry, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_registry, assign_registry,
+      nullptr);
+  DefineCustomIntVariable(
+      "snowflake.registry_lease", "How long a claim in the registry lasts without renewal.",
+      "The node renews it every third of this, and issues IDs for nine tenths of it after the "
+      "last renewal it sent.",
+      &settings.registry_lease_ms, 30000, 1000, 60 * 60 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
+      nullptr, nullptr);
+  // End of the registry's settings. ---------------------------------------------
 
   MarkGUCPrefixReserved("snowflake");
 }
@@ -242,15 +259,14 @@ int64_t configured_node() {
   const bool datacenter_missing =
       settings.datacenter_id < 0 && settings.layout.datacenter_bits() > 0;
   const char* name = datacenter_missing ? "snowflake.datacenter_id" : "snowflake.worker_id";
-  const int64_t max = datacenter_missing ? settings.layout.max_datacenter_id()
-                                         : settings.layout.max_worker_id();
-  ereport(ERROR,
-          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("%s is not set", name),
-           errdetail("snowflake_nextval() needs this node's snowflake.datacenter_id and "
-                     "snowflake.worker_id to keep its IDs apart from every other node's."),
-           errhint("Set %s (0-%lld) in postgresql.conf to a value no other node uses, then "
-                   "reload.",
-                   name, static_cast<long long>(max))));
+  const int64_t max =
+      datacenter_missing ? settings.layout.max_datacenter_id() : settings.layout.max_worker_id();
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("%s is not set", name),
+                  errdetail("snowflake_nextval() needs this node's snowflake.datacenter_id and "
+                            "snowflake.worker_id to keep its IDs apart from every other node's."),
+                  errhint("Set %s (0-%lld) in postgresql.conf to a value no other node uses, then "
+                          "reload.",
+                          name, static_cast<long long>(max))));
   pg_unreachable();
 }
 

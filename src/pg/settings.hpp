@@ -25,6 +25,11 @@ struct Settings {
   // Derived from datacenter_id and worker_id by their assign hooks: the node
   // field of this node's IDs, or -1 while it is not configured.
   int64_t node = -1;
+
+  // Registry (issue 4, registry.cpp): the libpq connection string of the
+  // registry database ("" = none) and the lease. Reload.
+  char* registry = nullptr;
+  int registry_lease_ms = 30000;
 };
 
 extern Settings settings;

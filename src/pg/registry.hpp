@@ -1,0 +1,50 @@
+// The worker-identity registry (issue 4): leases on (datacenter_id, worker_id)
+// kept in a PostgreSQL database that every node reaches, so that two live
+// nodes never issue IDs with the same identity. registry.cpp states the
+// protocol; doc/registry.md is the operator's guide.
+#pragma once
+
+#include <cstdint>
+
+#include "postgres.hpp"
+#include "settings.hpp"
+
+namespace snowflake::pg {
+
+// This process's snowflake.registry is not empty (kept by its assign hook).
+extern bool registry_configured;
+
+// The hooks of snowflake.registry: the value must parse as a libpq connection
+// string; assigning it keeps registry_configured.
+bool check_registry(char** newval, void** extra, GucSource source);
+void assign_registry(const char* newval, void* extra);
+
+// While the server starts (preload): a snowflake.registry that does not parse
+// stops it, as PostgreSQL would otherwise start without the registry.
+void require_registry_at_start();
+
+// _PG_init (preload only): the shared-memory hooks and the background worker.
+void request_registry_memory();
+void register_registry_worker();
+
+// The node field the registry lets this node issue IDs with: the configured
+// one once the registry confirms it, or the one leased for it. Waits briefly
+// for the worker's first claim; ereport(ERROR) when the node may not issue.
+int64_t registered_node();
+
+// After IDs were reserved for `node`: the lease checked before the reservation
+// may have run out while the backend was paused. If the node no longer holds
+// `node`, ereport(ERROR); the reserved IDs are then never returned.
+void confirm_registered_node(int64_t node);
+
+// The node field for issue(), and the check after its reservation. Without a
+// registry: one predictable branch on a process-local flag each.
+inline int64_t issuing_node() {
+  if (likely(!registry_configured)) return configured_node();
+  return registered_node();
+}
+inline void confirm_issuing_node(int64_t node) {
+  if (unlikely(registry_configured)) confirm_registered_node(node);
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,118 @@
+# Failover with a registry (doc/registry.md, "Standbys and promotion"): a
+# streaming standby shares its primary's system identifier and claims nothing
+# while in recovery; promoted after the primary stops, it takes the primary's
+# claim over at once (a later timeline of the same system identifier), without
+# waiting for the lease, and issues IDs under the same identity, above the old
+# primary's. The old primary, started again, is fenced: the registry names the
+# promoted standby and it refuses to issue IDs.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+# Long, to show that the promoted standby does not wait for it.
+my $LEASE = '60s';
+
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+$registry->start;
+$registry->safe_psql('postgres', 'CREATE DATABASE registry');
+my $conninfo =
+  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry';
+
+sub status
+{
+	my ($node, $columns) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT $columns FROM snowflake_registry_status()");
+}
+
+sub wait_for_state
+{
+	my ($node, $state) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	ok( $node->poll_query_until(
+			'postgres', "SELECT state FROM snowflake_registry_status()", $state),
+		$node->name . ": registry state becomes $state")
+	  or diag status($node, '*');
+	return;
+}
+
+sub registry_row
+{
+	my ($columns) = @_;
+	return $registry->safe_psql('registry',
+		"SELECT $columns FROM snowflake_registry WHERE datacenter_id = 1 AND worker_id = 3"
+	);
+}
+
+my $primary = SnowflakeTest::init_node(
+	'primary',
+	datacenter_id => 1,
+	worker_id => 3,
+	allows_streaming => 1,
+	conf => [ "snowflake.registry = '$conninfo'", "snowflake.registry_lease = '$LEASE'" ]);
+SnowflakeTest::start_node($primary);
+$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+wait_for_state($primary, 'held');
+my $system_identifier = $primary->safe_psql('postgres',
+	'SELECT system_identifier FROM pg_control_system()');
+
+my $standby = SnowflakeTest::init_standby($primary, 'standby');
+SnowflakeTest::start_node($standby);
+wait_for_state($standby, 'standby');
+is(status($standby, 'datacenter_id IS NULL AND valid_until IS NULL'),
+	't', 'the standby holds nothing in recovery');
+is($registry->safe_psql('registry', 'SELECT count(*) FROM snowflake_registry'),
+	'1', 'registry: one row, the standby claims nothing');
+my $r = SnowflakeTest::try_sql($standby, 'SELECT snowflake_nextval()');
+is($r->{sqlstate}, '25006', 'the standby refuses to issue IDs in recovery');
+like(registry_row('host'), qr/:${\ $primary->port }$/,
+	'registry row: still the primary\'s');
+
+my $primary_last = $primary->safe_psql('postgres',
+	'SELECT max(snowflake_nextval()) FROM generate_series(1, 5000)');
+$primary->wait_for_catchup($standby);
+my $primary_expires = registry_row('expires_at');
+$primary->stop('fast');
+
+$standby->promote;
+wait_for_state($standby, 'held');
+is(registry_row('system_identifier || \'/\' || timeline'),
+	"$system_identifier/2",
+	'registry row: the same system identifier, now on timeline 2');
+like(registry_row('host'), qr/:${\ $standby->port }$/,
+	'registry row: the promoted standby\'s host');
+is(registry_row("claimed_at < '$primary_expires'"),
+	't', 'the promoted standby took the claim over before the primary\'s lease ran out');
+my $promoted_id = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
+is( $standby->safe_psql(
+		'postgres',
+		"SELECT datacenter_id || '/' || worker_id FROM snowflake_decode($promoted_id)"),
+	'1/3',
+	'the promoted standby issues IDs under the primary\'s identity');
+cmp_ok($promoted_id, '>', $primary_last,
+	'its IDs are above every ID the old primary issued');
+
+## The old primary comes back: fenced -----------------------------------------
+
+SnowflakeTest::start_node($primary);
+wait_for_state($primary, 'conflict');
+$r = SnowflakeTest::try_sql($primary, 'SELECT snowflake_nextval()');
+is($r->{sqlstate}, '55000', 'old primary: refuses to issue IDs (55000)');
+is( $r->{message},
+	'snowflake identity datacenter_id 1, worker_id 3 is held by another node',
+	'old primary: the error names the identity');
+like($r->{detail},
+	qr/:${\ $standby->port } \(data directory \Q${\ $standby->data_dir }\E, system identifier $system_identifier, timeline 2\)/,
+	'old primary: the detail names the promoted standby');
+like($r->{hint}, qr/a standby was promoted in this node's place/,
+	'old primary: the hint says a standby was promoted in its place');
+my $again = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
+cmp_ok($again, '>', $promoted_id, 'the promoted standby keeps issuing');
+
+$_->stop('fast') for ($primary, $standby);
+done_testing();

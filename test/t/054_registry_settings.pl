@@ -1,0 +1,135 @@
+# The registry's settings (doc/registry.md, "The settings, on every node"):
+# snowflake.registry and snowflake.registry_lease take effect on reload, in
+# both directions (a call right after the reload waits for the first claim); a
+# connection string that does not parse is refused by ALTER SYSTEM and stops
+# the server at start (rather than starting it without the registry); only
+# superusers read the connection string, and snowflake_registry_status() is
+# for superusers and pg_monitor.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+$registry->start;
+$registry->safe_psql('postgres', 'CREATE DATABASE registry');
+my $conninfo =
+  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry';
+
+sub status
+{
+	my ($node, $columns) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT $columns FROM snowflake_registry_status()");
+}
+
+sub wait_for_status
+{
+	my ($node, $condition, $label) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	ok( $node->poll_query_until(
+			'postgres', "SELECT $condition FROM snowflake_registry_status()"),
+		$label)
+	  or diag status($node, '*');
+	return;
+}
+
+sub issued_identity
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT datacenter_id || '/' || worker_id FROM snowflake_decode(snowflake_nextval())");
+}
+
+my $node = SnowflakeTest::init_node('node', datacenter_id => 4, worker_id => 4);
+SnowflakeTest::start_node($node);
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is(status($node, 'in_use, state'), 'f|disabled', 'no registry: status says disabled');
+is(issued_identity($node), '4/4', 'no registry: issues IDs of the configured identity');
+
+## Permissions ----------------------------------------------------------------
+
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE ROLE watcher LOGIN IN ROLE pg_monitor');
+my $r = SnowflakeTest::try_sql($node, 'SET ROLE app; SHOW snowflake.registry');
+is($r->{sqlstate}, '42501', 'an ordinary role cannot read snowflake.registry');
+$r = SnowflakeTest::try_sql($node, 'SET ROLE app; SET snowflake.registry = \'\'');
+is($r->{sqlstate}, '55P02', 'nor set it in a session');
+$r = SnowflakeTest::try_sql($node,
+	'SET ROLE app; SELECT * FROM snowflake_registry_status()');
+is($r->{sqlstate}, '42501', 'an ordinary role cannot call snowflake_registry_status()');
+$r = SnowflakeTest::try_sql($node,
+	'SET ROLE watcher; SELECT state FROM snowflake_registry_status()');
+is($r->{stdout}, 'disabled', 'a member of pg_monitor can') or diag $r->{stderr};
+
+## Values refused ---------------------------------------------------------------
+
+$r = SnowflakeTest::try_sql($node,
+	"ALTER SYSTEM SET snowflake.registry = 'host=x nonsense'");
+is($r->{sqlstate}, '22023', 'ALTER SYSTEM refuses a connection string that does not parse');
+is( $r->{message},
+	'invalid value for parameter "snowflake.registry": "host=x nonsense"',
+	'the error names the setting');
+like($r->{detail}, qr/not a valid libpq connection string: missing "=" after "nonsense"/,
+	'the detail gives libpq\'s reason');
+$r = SnowflakeTest::try_sql($node,
+	"ALTER SYSTEM SET snowflake.registry_lease = '500ms'");
+is($r->{sqlstate}, '22023', 'a lease under 1 s is refused');
+like($r->{message}, qr/outside the valid range .* \(1000 \.\. 3600000\)/,
+	'the error gives the range');
+
+## Reloads: on, another identity, automatic, off --------------------------------
+
+SnowflakeTest::set_config(
+	$node,
+	'snowflake.registry' => $conninfo,
+	'snowflake.registry_lease' => '5s');
+# At once: the call waits (up to 5 s) for the worker's first claim.
+$r = SnowflakeTest::try_sql($node,
+	"SELECT datacenter_id || '/' || worker_id FROM snowflake_decode(snowflake_nextval())");
+is($r->{stdout}, '4/4', 'right after the reload, a call waits for the first claim and issues')
+  or diag $r->{stderr};
+wait_for_status($node, "state = 'held'", 'registry set on reload: the node claims its identity');
+is(status($node, "datacenter_id || '/' || worker_id"), '4/4', 'status: 4/4');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'snowflake registry'"),
+	'1',
+	'the worker shows in pg_stat_activity');
+is(issued_identity($node), '4/4', 'issues IDs of 4/4 under the registry');
+is( $registry->safe_psql(
+		'registry',
+		"SELECT expires_at - renewed_at FROM snowflake_registry WHERE datacenter_id = 4 AND worker_id = 4"
+	),
+	'00:00:05',
+	'registry: the lease from snowflake.registry_lease');
+
+SnowflakeTest::set_config($node, 'snowflake.worker_id' => 5);
+wait_for_status($node, "state = 'held' AND worker_id = 5",
+	'worker_id changed on reload: the node claims the new identity');
+is(issued_identity($node), '4/5', 'issues IDs of 4/5');
+
+SnowflakeTest::set_config($node, 'snowflake.worker_id' => -1);
+wait_for_status($node, "state = 'held' AND automatic",
+	'worker_id unset on reload: the node leases an identity automatically');
+like(status($node, "datacenter_id || '/' || worker_id"),
+	qr{^4/[45]$}, 'it prefers an identity it already holds in datacenter_id 4');
+
+SnowflakeTest::set_config($node, 'snowflake.worker_id' => 6, 'snowflake.registry' => undef);
+wait_for_status($node, "state = 'disabled'", 'registry reset on reload: disabled');
+is(issued_identity($node), '4/6', 'issues IDs of the configured identity without a registry');
+
+## At start, a connection string that does not parse stops the server ---------
+
+$node->stop('fast');
+$node->append_conf('postgresql.conf', "snowflake.registry = 'host=x nonsense'");
+ok(!$node->start(fail_ok => 1), 'the server does not start with a bad snowflake.registry');
+like(
+	slurp_file($node->logfile),
+	qr/FATAL:  invalid value for parameter "snowflake.registry"\n.*DETAIL:  It is not a valid libpq connection string: missing "=" after "nonsense" in connection info string\.\n/,
+	'the log says why');
+
+done_testing();
