@@ -699,6 +699,61 @@ sub check_ids
 
 =back
 
+=head2 The registry
+
+=over
+
+=item start_registry() => ($registry, $conninfo)
+
+Starts a cluster holding an empty database C<registry>, and returns it with a
+libpq connection string for it, to put in snowflake.registry (append
+C<user=...> and other options as needed).
+
+=item registry_status($node, $columns) => $text
+
+C<$columns> of snowflake_registry_status() on the node.
+
+=item wait_for_registry($node, $condition, $label)
+
+Polls until C<$condition> (SQL over snowflake_registry_status()) is true, as
+one test named C<$label> (by default the condition), prefixed with the node's
+name; on failure shows the whole status.
+
+=cut
+
+sub start_registry
+{
+	my $registry = PostgreSQL::Test::Cluster->new('registry');
+	$registry->init;
+	$registry->start;
+	$registry->safe_psql('postgres', 'CREATE DATABASE registry');
+	push @nodes, $registry;
+	return ($registry,
+		'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry');
+}
+
+sub registry_status
+{
+	my ($node, $columns) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT $columns FROM snowflake_registry_status()");
+}
+
+sub wait_for_registry
+{
+	my ($node, $condition, $label) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	ok( $node->poll_query_until('postgres',
+			"SELECT $condition FROM snowflake_registry_status()"),
+		$node->name . ': ' . ($label // $condition))
+	  or diag registry_status($node, '*');
+	return;
+}
+
+=pod
+
+=back
+
 =head2 Logs
 
 =over

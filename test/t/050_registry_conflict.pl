@@ -21,12 +21,7 @@ use Time::HiRes qw(time);
 
 my $LEASE = '4s';
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE DATABASE registry');
-my $conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry';
+my ($registry, $conninfo) = SnowflakeTest::start_registry();
 my @registry_conf =
   ("snowflake.registry = '$conninfo'", "snowflake.registry_lease = '$LEASE'");
 
@@ -36,25 +31,6 @@ sub registry_row
 	return $registry->safe_psql('registry',
 		"SELECT $columns FROM snowflake_registry WHERE datacenter_id = 1 AND worker_id = 2"
 	);
-}
-
-sub status
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowflake_registry_status()");
-}
-
-sub wait_for_state
-{
-	my ($node, $state) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT state FROM snowflake_registry_status()", $state),
-		$node->name . ": registry state becomes $state")
-	  or diag status($node, '*');
-	return;
 }
 
 sub system_identifier
@@ -87,8 +63,8 @@ my $first = SnowflakeTest::init_node(
 	worker_id => 2,
 	conf => \@registry_conf);
 start_with_extension($first);
-wait_for_state($first, 'held');
-is(status($first, 'in_use, automatic, datacenter_id, worker_id'),
+SnowflakeTest::wait_for_registry($first, "state = 'held'", 'registry state becomes held');
+is(SnowflakeTest::registry_status($first, 'in_use, automatic, datacenter_id, worker_id'),
 	't|f|1|2', 'first: status shows the configured identity, held');
 my $first_id = $first->safe_psql('postgres', 'SELECT snowflake_nextval()');
 is(decode($first, $first_id), '1/2', 'first: issues IDs of 1/2');
@@ -109,7 +85,7 @@ my $second = SnowflakeTest::init_node(
 	worker_id => 2,
 	conf => \@registry_conf);
 start_with_extension($second);
-wait_for_state($second, 'conflict');
+SnowflakeTest::wait_for_registry($second, "state = 'conflict'", 'registry state becomes conflict');
 
 my $r = SnowflakeTest::try_sql($second, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, '55000', 'second: snowflake_nextval() refuses (55000)')
@@ -119,7 +95,7 @@ is( $r->{message},
 	'second: the error says which identity is taken');
 my $first_port = $first->port;
 my $first_system = system_identifier($first);
-my $since = status($second, 'conflict_since');
+my $since = SnowflakeTest::registry_status($second, 'conflict_since');
 like($r->{detail}, qr/held by \S+:$first_port \(/,
 	'second: the detail names the first node\'s host and port');
 like(
@@ -135,13 +111,13 @@ is( $second->safe_psql(
 	'second: the detail says until when the first node\'s lease runs');
 is( $second->safe_psql(
 		'postgres',
-		"SELECT conflict_since = '" . status($first, 'claimed_at') . "'::timestamptz FROM snowflake_registry_status()"
+		"SELECT conflict_since = '" . SnowflakeTest::registry_status($first, 'claimed_at') . "'::timestamptz FROM snowflake_registry_status()"
 	),
 	't',
 	'second: "since" is the first node\'s claimed_at');
 like($r->{hint}, qr/another snowflake\.worker_id/,
 	'second: the hint says how to resolve the conflict');
-is(status($second, 'conflict_system_identifier'),
+is(SnowflakeTest::registry_status($second, 'conflict_system_identifier'),
 	$first_system, 'second: status names the holder too');
 
 # The first keeps its lease while the second keeps asking.
@@ -162,7 +138,7 @@ my $first_last = $first->safe_psql('postgres',
 my $first_expires = registry_row('expires_at');
 my $stopped_at = time;
 $first->stop('fast');
-wait_for_state($second, 'held');
+SnowflakeTest::wait_for_registry($second, "state = 'held'", 'registry state becomes held');
 my $took = time - $stopped_at;
 note sprintf('second took over %.1f s after the first stopped', $took);
 is( $registry->safe_psql(
@@ -177,7 +153,7 @@ is(registry_row('inherited_ids_before IS NOT NULL'),
 my $second_id = $second->safe_psql('postgres', 'SELECT snowflake_nextval()');
 is(decode($second, $second_id), '1/2', 'second: issues IDs of 1/2');
 cmp_ok($second_id, '>', $first_last, 'second: its IDs are above the first\'s');
-is(status($second, 'conflict_host IS NULL AND last_error IS NULL'),
+is(SnowflakeTest::registry_status($second, 'conflict_host IS NULL AND last_error IS NULL'),
 	't', 'second: no conflict, no error any more');
 
 ## 3. A node with a clock an hour behind takes over, above the second --------
@@ -199,7 +175,7 @@ SKIP:
 	SnowflakeTest::set_clock_offset($lagging, -3600);
 	$second->stop('fast');
 	start_with_extension($lagging);
-	wait_for_state($lagging, 'held');
+	SnowflakeTest::wait_for_registry($lagging, "state = 'held'", 'registry state becomes held');
 	my $lagging_id =
 	  $lagging->safe_psql('postgres', 'SELECT snowflake_nextval()');
 	is(decode($lagging, $lagging_id), '1/2', 'lagging: issues IDs of 1/2');

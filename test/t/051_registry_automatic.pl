@@ -27,10 +27,7 @@ my $LEASE = '20s';
 # The registry set up as doc/registry.md describes for least privilege: the
 # table created by an administrator in its own schema, the nodes connecting as
 # a role that may only read, insert and update it.
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE DATABASE registry');
+my ($registry, $registry_conninfo) = SnowflakeTest::start_registry();
 $registry->safe_psql(
 	'registry', q{
 CREATE ROLE snowflake_node LOGIN;
@@ -58,20 +55,9 @@ GRANT USAGE ON SCHEMA snowflake TO snowflake_node;
 GRANT SELECT, INSERT, UPDATE ON snowflake.snowflake_registry TO snowflake_node;
 });
 my $conninfo =
-	'host='
-  . $registry->host
-  . ' port='
-  . $registry->port
-  . ' dbname=registry user=snowflake_node options=-csearch_path=snowflake';
+  "$registry_conninfo user=snowflake_node options=-csearch_path=snowflake";
 my @registry_conf =
   ("snowflake.registry = '$conninfo'", "snowflake.registry_lease = '$LEASE'");
-
-sub status
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowflake_registry_status()");
-}
 
 # Starts the node and waits until it holds a lease; returns "datacenter/worker".
 sub start_leasing
@@ -83,8 +69,8 @@ sub start_leasing
 	ok( $node->poll_query_until(
 			'postgres', "SELECT state FROM snowflake_registry_status()", 'held'),
 		$node->name . ': leases an identity')
-	  or diag status($node, '*');
-	return status($node, "datacenter_id || '/' || worker_id");
+	  or diag SnowflakeTest::registry_status($node, '*');
+	return SnowflakeTest::registry_status($node, "datacenter_id || '/' || worker_id");
 }
 
 # The identities of 500 IDs the node issues now, as "datacenter/worker" (one
@@ -122,7 +108,7 @@ is(join(',', sort values %identity),
 	'0/0,0/2,0/3', 'three nodes lease the three lowest free identities, not the reserved 0/1');
 for my $name (qw(alpha beta gamma))
 {
-	is(status($node{$name}, 'automatic'), 't', "$name: status says automatic");
+	is(SnowflakeTest::registry_status($node{$name}, 'automatic'), 't', "$name: status says automatic");
 	is(issued_identities($node{$name}),
 		$identity{$name}, "$name: its IDs decode to $identity{$name}");
 }

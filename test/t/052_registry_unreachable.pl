@@ -15,33 +15,10 @@ use Time::HiRes qw(time);
 
 my $LEASE_S = 9;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE DATABASE registry');
-my $conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry';
+my ($registry, $conninfo) = SnowflakeTest::start_registry();
 my @registry_conf = (
 	"snowflake.registry = '$conninfo'",
 	"snowflake.registry_lease = '${LEASE_S}s'");
-
-sub status
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowflake_registry_status()");
-}
-
-sub wait_for_status
-{
-	my ($node, $condition, $label) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	ok( $node->poll_query_until(
-			'postgres', "SELECT $condition FROM snowflake_registry_status()"),
-		$node->name . ": $label")
-	  or diag status($node, '*');
-	return;
-}
 
 my $steady = SnowflakeTest::init_node(
 	'steady',
@@ -50,13 +27,13 @@ my $steady = SnowflakeTest::init_node(
 	conf => \@registry_conf);
 SnowflakeTest::start_node($steady);
 $steady->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-wait_for_status($steady, "state = 'held'", 'holds its lease');
+SnowflakeTest::wait_for_registry($steady, "state = 'held'", 'holds its lease');
 
 # The rule, as the node computed it: it stops issuing at least a tenth of the
 # lease before the registry would let another node claim the identity (both
 # clocks are this machine's here, so the two times compare).
-my $valid_until = status($steady, 'valid_until');
-my $expires_at = status($steady, 'expires_at');
+my $valid_until = SnowflakeTest::registry_status($steady, 'valid_until');
+my $expires_at = SnowflakeTest::registry_status($steady, 'expires_at');
 is( $steady->safe_psql(
 		'postgres',
 		"SELECT '$valid_until'::timestamptz <= '$expires_at'::timestamptz - interval '${LEASE_S}s' / 10 + interval '50ms'"
@@ -73,14 +50,14 @@ my $r = SnowflakeTest::try_sql($steady, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, undef, 'registry stopped: the node still issues IDs')
   or diag $r->{stderr};
 
-wait_for_status($steady, 'last_error IS NOT NULL',
+SnowflakeTest::wait_for_registry($steady, 'last_error IS NOT NULL',
 	'a renewal fails and is reported');
 $r = SnowflakeTest::try_sql($steady,
 	'SELECT state, snowflake_nextval() > 0 FROM snowflake_registry_status()');
 is($r->{stdout}, 'held|t',
 	'after a failed renewal the lease still holds and IDs are issued')
   or diag $r->{stderr};
-like(status($steady, 'last_error'),
+like(SnowflakeTest::registry_status($steady, 'last_error'),
 	qr/(lost the connection|could not connect) to the registry/,
 	'status: the last error says why');
 
@@ -92,7 +69,7 @@ my $newcomer = SnowflakeTest::init_node(
 	conf => \@registry_conf);
 SnowflakeTest::start_node($newcomer);
 $newcomer->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-wait_for_status($newcomer, "state = 'unreachable'",
+SnowflakeTest::wait_for_registry($newcomer, "state = 'unreachable'",
 	'without a lease, reports the registry unreachable');
 $r = SnowflakeTest::try_sql($newcomer, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, '55000', 'newcomer: refuses to issue IDs (55000)');
@@ -103,7 +80,7 @@ like($r->{detail}, qr/could not connect to the registry/,
 	'newcomer: the detail gives the connection error');
 like($r->{hint}, qr/snowflake\.registry/, 'newcomer: the hint names the setting');
 
-wait_for_status($steady, "state = 'expired'", 'the lease runs out');
+SnowflakeTest::wait_for_registry($steady, "state = 'expired'", 'the lease runs out');
 my $expired_after = time - $stopped_at;
 note sprintf('the lease ran out %.1f s after the registry stopped', $expired_after);
 cmp_ok($expired_after, '<', $LEASE_S + 10,
@@ -123,16 +100,16 @@ like($r->{detail}, qr/Last registry error: could not connect/,
 ## The registry is back: both nodes claim and issue ---------------------------
 
 $registry->start;
-wait_for_status($steady, "state = 'held'", 'renews once the registry is back');
+SnowflakeTest::wait_for_registry($steady, "state = 'held'", 'renews once the registry is back');
 my $after = $steady->safe_psql('postgres', 'SELECT snowflake_nextval()');
 cmp_ok($after, '>', $before, 'steady: issues IDs again, above the earlier ones');
 is( $steady->safe_psql(
 		'postgres', "SELECT datacenter_id || '/' || worker_id FROM snowflake_decode($after)"),
 	'1/1',
 	'steady: under its identity');
-is(status($steady, 'last_error IS NULL'), 't', 'steady: the error is cleared');
+is(SnowflakeTest::registry_status($steady, 'last_error IS NULL'), 't', 'steady: the error is cleared');
 
-wait_for_status($newcomer, "state = 'held'", 'claims once the registry is back');
+SnowflakeTest::wait_for_registry($newcomer, "state = 'held'", 'claims once the registry is back');
 $r = SnowflakeTest::try_sql($newcomer, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, undef, 'newcomer: issues IDs') or diag $r->{stderr};
 

@@ -16,30 +16,7 @@ use Test::More;
 # Long, to show that the promoted standby does not wait for it.
 my $LEASE = '60s';
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE DATABASE registry');
-my $conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry';
-
-sub status
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowflake_registry_status()");
-}
-
-sub wait_for_state
-{
-	my ($node, $state) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	ok( $node->poll_query_until(
-			'postgres', "SELECT state FROM snowflake_registry_status()", $state),
-		$node->name . ": registry state becomes $state")
-	  or diag status($node, '*');
-	return;
-}
+my ($registry, $conninfo) = SnowflakeTest::start_registry();
 
 sub registry_row
 {
@@ -57,14 +34,14 @@ my $primary = SnowflakeTest::init_node(
 	conf => [ "snowflake.registry = '$conninfo'", "snowflake.registry_lease = '$LEASE'" ]);
 SnowflakeTest::start_node($primary);
 $primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-wait_for_state($primary, 'held');
+SnowflakeTest::wait_for_registry($primary, "state = 'held'", 'registry state becomes held');
 my $system_identifier = $primary->safe_psql('postgres',
 	'SELECT system_identifier FROM pg_control_system()');
 
 my $standby = SnowflakeTest::init_standby($primary, 'standby');
 SnowflakeTest::start_node($standby);
-wait_for_state($standby, 'standby');
-is(status($standby, 'datacenter_id IS NULL AND valid_until IS NULL'),
+SnowflakeTest::wait_for_registry($standby, "state = 'standby'", 'registry state becomes standby');
+is(SnowflakeTest::registry_status($standby, 'datacenter_id IS NULL AND valid_until IS NULL'),
 	't', 'the standby holds nothing in recovery');
 is($registry->safe_psql('registry', 'SELECT count(*) FROM snowflake_registry'),
 	'1', 'registry: one row, the standby claims nothing');
@@ -80,7 +57,7 @@ my $primary_expires = registry_row('expires_at');
 $primary->stop('fast');
 
 $standby->promote;
-wait_for_state($standby, 'held');
+SnowflakeTest::wait_for_registry($standby, "state = 'held'", 'registry state becomes held');
 is(registry_row('system_identifier || \'/\' || timeline'),
 	"$system_identifier/2",
 	'registry row: the same system identifier, now on timeline 2');
@@ -100,7 +77,7 @@ cmp_ok($promoted_id, '>', $primary_last,
 ## The old primary comes back: fenced -----------------------------------------
 
 SnowflakeTest::start_node($primary);
-wait_for_state($primary, 'conflict');
+SnowflakeTest::wait_for_registry($primary, "state = 'conflict'", 'registry state becomes conflict');
 $r = SnowflakeTest::try_sql($primary, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, '55000', 'old primary: refuses to issue IDs (55000)');
 is( $r->{message},

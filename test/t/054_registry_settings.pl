@@ -13,30 +13,7 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE DATABASE registry');
-my $conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry';
-
-sub status
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowflake_registry_status()");
-}
-
-sub wait_for_status
-{
-	my ($node, $condition, $label) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	ok( $node->poll_query_until(
-			'postgres', "SELECT $condition FROM snowflake_registry_status()"),
-		$label)
-	  or diag status($node, '*');
-	return;
-}
+my ($registry, $conninfo) = SnowflakeTest::start_registry();
 
 sub issued_identity
 {
@@ -48,7 +25,7 @@ sub issued_identity
 my $node = SnowflakeTest::init_node('node', datacenter_id => 4, worker_id => 4);
 SnowflakeTest::start_node($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-is(status($node, 'in_use, state'), 'f|disabled', 'no registry: status says disabled');
+is(SnowflakeTest::registry_status($node, 'in_use, state'), 'f|disabled', 'no registry: status says disabled');
 is(issued_identity($node), '4/4', 'no registry: issues IDs of the configured identity');
 
 ## Permissions ----------------------------------------------------------------
@@ -92,8 +69,8 @@ $r = SnowflakeTest::try_sql($node,
 	"SELECT datacenter_id || '/' || worker_id FROM snowflake_decode(snowflake_nextval())");
 is($r->{stdout}, '4/4', 'right after the reload, a call waits for the first claim and issues')
   or diag $r->{stderr};
-wait_for_status($node, "state = 'held'", 'registry set on reload: the node claims its identity');
-is(status($node, "datacenter_id || '/' || worker_id"), '4/4', 'status: 4/4');
+SnowflakeTest::wait_for_registry($node, "state = 'held'", 'registry set on reload: the node claims its identity');
+is(SnowflakeTest::registry_status($node, "datacenter_id || '/' || worker_id"), '4/4', 'status: 4/4');
 is( $node->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'snowflake registry'"),
@@ -108,18 +85,18 @@ is( $registry->safe_psql(
 	'registry: the lease from snowflake.registry_lease');
 
 SnowflakeTest::set_config($node, 'snowflake.worker_id' => 5);
-wait_for_status($node, "state = 'held' AND worker_id = 5",
+SnowflakeTest::wait_for_registry($node, "state = 'held' AND worker_id = 5",
 	'worker_id changed on reload: the node claims the new identity');
 is(issued_identity($node), '4/5', 'issues IDs of 4/5');
 
 SnowflakeTest::set_config($node, 'snowflake.worker_id' => -1);
-wait_for_status($node, "state = 'held' AND automatic",
+SnowflakeTest::wait_for_registry($node, "state = 'held' AND automatic",
 	'worker_id unset on reload: the node leases an identity automatically');
-like(status($node, "datacenter_id || '/' || worker_id"),
+like(SnowflakeTest::registry_status($node, "datacenter_id || '/' || worker_id"),
 	qr{^4/[45]$}, 'it prefers an identity it already holds in datacenter_id 4');
 
 SnowflakeTest::set_config($node, 'snowflake.worker_id' => 6, 'snowflake.registry' => undef);
-wait_for_status($node, "state = 'disabled'", 'registry reset on reload: disabled');
+SnowflakeTest::wait_for_registry($node, "state = 'disabled'", 'registry reset on reload: disabled');
 is(issued_identity($node), '4/6', 'issues IDs of the configured identity without a registry');
 
 ## At start, a connection string that does not parse stops the server ---------

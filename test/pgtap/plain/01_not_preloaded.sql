@@ -5,14 +5,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 SELECT plan(8);
 
-CREATE FUNCTION pg_temp.error_of(statement text, OUT code text, OUT message text, OUT hint text)
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-END
-$$;
+\ir ../error_of.sql
 
 SELECT is(current_setting('shared_preload_libraries'), '', 'snowflake is not preloaded');
 SELECT lives_ok('CREATE EXTENSION snowflake', 'CREATE EXTENSION snowflake works without the preload');

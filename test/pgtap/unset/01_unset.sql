@@ -6,14 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 SELECT plan(9);
 
-CREATE FUNCTION pg_temp.error_of(statement text, OUT code text, OUT message text, OUT hint text)
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-END
-$$;
+\ir ../error_of.sql
 
 SELECT is(current_setting('snowflake.worker_id'), '-1', 'snowflake.worker_id is unset (-1)');
 SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'snowflake.datacenter_id is not set',
