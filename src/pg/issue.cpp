@@ -1,6 +1,7 @@
-// Drives the generator (src/core/generator.hpp) from a backend: reads the
-// clock, waits as the clock policy says, raises the durable bound when the
-// generator asks (node.cpp), counts, and turns every refusal into an error.
+// Drives the generator (src/core/generator.hpp) from a backend: gives it the
+// wall clock, waits as the clock policy says, raises the durable bound when
+// the generator asks (node.cpp), counts, and turns every refusal into an
+// error.
 //
 // Waits. An exhausted millisecond is waited out by spinning (at most ~1 ms;
 // sleeping would lose most of the next millisecond's capacity). A clock behind
@@ -33,10 +34,6 @@ constexpr int64_t kSequenceSpinLimitUs = 2000;
 
 // The clock high-water mark of the last backward step this backend counted.
 int64_t step_counted_at = -1;
-
-int64_t clock_now() {
-  return unix_time_ms() - settings.layout.epoch_ms();
-}
 
 const char* clock_text(int64_t timestamp) {
   return timestamp_text(timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms()));
@@ -78,9 +75,9 @@ void note_clock_step(const Outcome& outcome) {
   count_largest(kLargestClockStepMs, outcome.clock_step_ms);
 }
 
-void spin_until(int64_t until) {
+void spin_until(const Clock& clock, int64_t until) {
   const int64_t give_up_us = monotonic_us() + kSequenceSpinLimitUs;
-  while (clock_now() < until && monotonic_us() < give_up_us) {
+  while (clock.now() < until && monotonic_us() < give_up_us) {
     CHECK_FOR_INTERRUPTS();
     SPIN_DELAY();
   }
@@ -159,7 +156,7 @@ IssuedRun issue(int64_t wanted) {
       case Step::kWaitForSequence:
         if (!waited_for_sequence) count(kSequenceWaits);
         waited_for_sequence = true;
-        spin_until(outcome.wait_until);
+        spin_until(clock, outcome.wait_until);
         break;
       case Step::kWaitForClock:
         if (clock_wait_started_us < 0) {
