@@ -63,17 +63,21 @@ Generator::Candidate Generator::successor(int64_t last, int64_t clock,
 }
 
 // `high_water` was read before the clock, so a reading below it is a real
-// step back, not a reading that another process overtook.
-void Generator::observe_clock(int64_t clock, int64_t high_water, Outcome& outcome) noexcept {
-  if (clock > high_water) {
+// step back, not a reading that another process overtook. A coarse reading
+// raises the mark by its earliest time and shows a step by its latest, so
+// neither can be taken for a step that did not happen.
+void Generator::observe_clock(const Reading& reading, int64_t high_water,
+                              Outcome& outcome) noexcept {
+  if (reading.earliest > high_water) {
     // Losing this race only means another caller brought a later reading.
-    state_.clock_high_water.compare_exchange_strong(high_water, clock, std::memory_order_relaxed);
-    outcome.clock_high_water = clock;
+    state_.clock_high_water.compare_exchange_strong(high_water, reading.earliest,
+                                                    std::memory_order_relaxed);
+    outcome.clock_high_water = reading.earliest;
     return;
   }
   outcome.clock_high_water = high_water;
-  if (clock == high_water) return;
-  outcome.clock_step_ms = high_water - clock;
+  if (reading.latest >= high_water) return;
+  outcome.clock_step_ms = high_water - reading.latest;
   int64_t counted_at = state_.step_counted_at.load(std::memory_order_relaxed);
   if (counted_at != high_water && state_.step_counted_at.compare_exchange_strong(
                                       counted_at, high_water, std::memory_order_relaxed)) {
@@ -83,32 +87,40 @@ void Generator::observe_clock(int64_t clock, int64_t high_water, Outcome& outcom
   raise_to(state_.largest_clock_step_ms, outcome.clock_step_ms);
 }
 
-Outcome Generator::reserve(const Clock& clock_source, int64_t node, int64_t wanted,
+Outcome Generator::reserve(const Clock& clock, int64_t node, int64_t wanted,
                            const Policy& policy) noexcept {
   Outcome outcome;
   // The shared state first, then the clock (see generator.hpp).
   const int64_t high_water = state_.clock_high_water.load(std::memory_order_acquire);
   int64_t last = state_.last_id.load(std::memory_order_acquire);
-  int64_t clock = clock_source.now();
-  outcome.clock = clock;
-  if (clock < 0) {
-    outcome.step = Step::kClockBeforeEpoch;
-    return outcome;
-  }
-  observe_clock(clock, high_water, outcome);
-
+  bool observed = false;
   for (;;) {
-    const Candidate candidate = successor(last, clock, node);
     outcome.last_timestamp = layout_.timestamp_of(last);
+    Reading reading = clock.coarse();
+    Candidate candidate = successor(last, reading.earliest, node);
+    if (reading.earliest < 0 || reading.latest > outcome.last_timestamp ||
+        candidate.timestamp - reading.earliest > policy.max_lead_ms) {
+      const int64_t precise = clock.now();
+      reading = {precise, precise};
+      candidate = successor(last, precise, node);
+    }
+    const int64_t now = reading.earliest;
+    outcome.clock = now;
+    if (now < 0) {
+      outcome.step = Step::kClockBeforeEpoch;
+      return outcome;
+    }
+    if (!observed) observe_clock(reading, high_water, outcome);
+    observed = true;
     outcome.timestamp = candidate.timestamp;
     if (candidate.timestamp > layout_.max_timestamp()) {
       outcome.step = Step::kTimestampExhausted;
       return outcome;
     }
 
-    if (candidate.timestamp - clock > policy.max_lead_ms) {
+    if (candidate.timestamp - now > policy.max_lead_ms) {
       outcome.wait_until = candidate.timestamp - policy.max_lead_ms;
-      const int64_t behind = outcome.last_timestamp - clock;
+      const int64_t behind = outcome.last_timestamp - now;
       if (behind <= policy.max_lead_ms) {
         // Only the used-up millisecond is ahead of the lead: at most 1 ms.
         outcome.step = Step::kWaitForSequence;
@@ -135,10 +147,7 @@ Outcome Generator::reserve(const Clock& clock_source, int64_t node, int64_t want
       outcome.refresh_durable = candidate.timestamp + policy.durable_margin_ms >= durable_until;
       return outcome;
     }
-    // Another caller issued first and time has passed: a fresh reading, which
-    // only ever moves forward here (a step back shows at the next call).
-    clock = std::max(clock, clock_source.now());
-    outcome.clock = clock;
+    // Another caller issued first, and time has passed: read the clock again.
   }
 }
 

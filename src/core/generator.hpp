@@ -19,8 +19,11 @@
 // can drive the generator through any sequence of readings, backwards
 // included. The generator reads it after reading the shared state, and again
 // after a failed compare-and-swap: a reading older than the last ID another
-// process issued would look like the clock going backwards. It never waits
-// itself: it says what to wait for and the caller waits.
+// process issued would look like the clock going backwards. A coarse reading
+// decides when even its latest time is within the last ID's millisecond and
+// its earliest keeps the lead within max_lead (the generator is ahead of the
+// clock: its own timestamp decides); otherwise a precise reading decides. It
+// never waits itself: it says what to wait for and the caller waits.
 #pragma once
 
 #include <atomic>
@@ -123,7 +126,7 @@ class Generator {
     int64_t sequence;
   };
   Candidate successor(int64_t last, int64_t clock, int64_t node) const noexcept;
-  void observe_clock(int64_t clock, int64_t high_water, Outcome& outcome) noexcept;
+  void observe_clock(const Reading& reading, int64_t high_water, Outcome& outcome) noexcept;
 
   GeneratorState& state_;
   Layout layout_;

@@ -143,7 +143,7 @@ IssuedRun issue(int64_t wanted) {
   bool waited_for_sequence = false;
   int64_t clock_wait_started_us = -1;
 
-  const SystemClock clock(settings.layout.epoch_ms());
+  static const SystemClock clock(settings.layout.epoch_ms());
   for (;;) {
     const Outcome outcome = generator->reserve(clock, node, wanted, policy);
     if (unlikely(outcome.clock_step_ms > 0)) note_clock_step(outcome);

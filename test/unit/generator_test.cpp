@@ -701,5 +701,103 @@ TEST_F(GeneratorTest, ClockStepIsObservedWhateverTheOutcome) {
   EXPECT_EQ(state_.largest_clock_step_ms.load(), 4000);
 }
 
+// A clock whose coarse and precise readings the test sets, counting the
+// precise ones (the dear ones the coarse reading is there to spare).
+class TwoSpeedClock final : public Clock {
+ public:
+  int64_t now() const noexcept override {
+    ++precise_reads;
+    return precise;
+  }
+  Reading coarse() const noexcept override { return {coarse_earliest, coarse_earliest + slack}; }
+
+  int64_t precise = 0;
+  int64_t coarse_earliest = 0;
+  int64_t slack = 16;
+  mutable int precise_reads = 0;
+};
+
+class GeneratorCoarseClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    generator_.publish_durable(INT64_MAX);
+    // The generator runs 500 ms ahead of the clock, as it does at full rate
+    // with a generous max_lead.
+    ASSERT_EQ(generator_.next(kClock + 500, kNode, make_policy(1000, kBudget)).step, Step::kIssued);
+    clock_.precise = kClock + 3;
+    clock_.coarse_earliest = kClock;  // the last tick, 3 ms ago
+  }
+
+  static constexpr int64_t kNode = 5;
+  const Layout layout_;
+  GeneratorState state_;
+  Generator generator_{state_, layout_};
+  TwoSpeedClock clock_;
+};
+
+TEST_F(GeneratorCoarseClockTest, AheadOfTheClockItIssuesOnTheCoarseReadingAlone) {
+  int64_t previous = state_.last_id.load();
+  for (int i = 0; i < 10'000; ++i) {
+    const Outcome o = generator_.next(clock_, kNode, make_policy(1000, kBudget));
+    ASSERT_EQ(o.step, Step::kIssued) << show(o);
+    ASSERT_GT(o.first_id, previous);
+    ASSERT_LE(layout_.timestamp_of(o.first_id) - clock_.precise, 1000) << "lead beyond max_lead";
+    previous = o.first_id;
+  }
+  EXPECT_EQ(clock_.precise_reads, 0) << "the coarse reading decided every call";
+}
+
+TEST_F(GeneratorCoarseClockTest, ThePreciseClockDecidesWhenItMayHaveReachedTheGenerator) {
+  clock_.coarse_earliest = kClock + 490;  // latest 506: possibly past the last ID's 500
+  clock_.precise = kClock + 505;
+  const Outcome o = generator_.next(clock_, kNode, make_policy(1000, kBudget));
+  ASSERT_EQ(o.step, Step::kIssued) << show(o);
+  EXPECT_EQ(clock_.precise_reads, 1);
+  EXPECT_EQ(layout_.timestamp_of(o.first_id), kClock + 505) << "the clock's millisecond, not 500";
+}
+
+TEST_F(GeneratorCoarseClockTest, ThePreciseClockDecidesWhenTheCoarseLeadIsTooLong) {
+  // By the coarse reading the lead is 500 ms, over max_lead 400; the precise
+  // clock is later and the lead fits.
+  clock_.precise = kClock + 150;
+  const Outcome o = generator_.next(clock_, kNode, make_policy(400, kBudget));
+  ASSERT_EQ(o.step, Step::kIssued) << show(o);
+  EXPECT_EQ(clock_.precise_reads, 1);
+  // And when the precise clock agrees that the lead is too long, it waits.
+  clock_.precise = kClock + 50;
+  const Outcome waits = generator_.next(clock_, kNode, make_policy(400, kBudget));
+  EXPECT_EQ(waits.step, Step::kWaitForClock) << show(waits);
+  EXPECT_EQ(waits.clock, kClock + 50) << "waits are decided on the precise clock";
+}
+
+TEST_F(GeneratorCoarseClockTest, WithNoLeadTheCoarseReadingNeverDecides) {
+  GeneratorState state;
+  Generator generator(state, layout_);
+  generator.publish_durable(INT64_MAX);
+  TwoSpeedClock clock;
+  clock.precise = kClock;
+  clock.coarse_earliest = kClock - 3;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(generator.next(clock, kNode, make_policy(0, kBudget)).step, Step::kIssued);
+  }
+  EXPECT_EQ(clock.precise_reads, 100);
+}
+
+TEST_F(GeneratorCoarseClockTest, CoarseReadingsRaiseTheHighWaterMarkAndShowRealSteps) {
+  // The mark follows the coarse reading's earliest time: never past the clock.
+  clock_.coarse_earliest = kClock + 100;
+  clock_.precise = kClock + 103;
+  ASSERT_EQ(generator_.next(clock_, kNode, make_policy(1000, kBudget)).step, Step::kIssued);
+  EXPECT_EQ(state_.clock_high_water.load(), kClock + 500) << "set by the setup's precise reading";
+  // A coarse reading whose latest time is below the mark is a step back.
+  clock_.coarse_earliest = kClock + 200;  // latest 216 < 500
+  clock_.precise = kClock + 203;
+  const Outcome o = generator_.next(clock_, kNode, make_policy(1000, kBudget));
+  ASSERT_EQ(o.step, Step::kIssued) << show(o);
+  EXPECT_EQ(clock_.precise_reads, 0);
+  EXPECT_EQ(o.clock_step_ms, 500 - 216) << show(o);
+  EXPECT_EQ(state_.clock_steps.load(), 1);
+}
+
 }  // namespace
 }  // namespace snowflake
