@@ -77,6 +77,7 @@ class FixedClock final : public Clock {
  public:
   explicit FixedClock(int64_t reading) noexcept : reading_(reading) {}
   int64_t now() const noexcept override { return reading_; }
+  Reading coarse() const noexcept override { return {reading_, reading_}; }
 
  private:
   int64_t reading_;

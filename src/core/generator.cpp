@@ -96,13 +96,16 @@ Outcome Generator::reserve(const Clock& clock, int64_t node, int64_t wanted,
   bool observed = false;
   for (;;) {
     outcome.last_timestamp = layout_.timestamp_of(last);
+    // An exact reading is precise already. An uncertain one decides only when
+    // the generator is ahead of its latest time (so the last ID's millisecond
+    // decides the candidate: that one or the next) and its earliest time keeps
+    // that lead within max_lead.
     Reading reading = clock.coarse();
-    Candidate candidate = successor(last, reading.earliest, node);
-    if (reading.earliest < 0 || reading.latest > outcome.last_timestamp ||
-        candidate.timestamp - reading.earliest > policy.max_lead_ms) {
+    if (reading.latest != reading.earliest &&
+        (reading.earliest < 0 || reading.latest > outcome.last_timestamp ||
+         outcome.last_timestamp + 1 - reading.earliest > policy.max_lead_ms)) {
       const int64_t precise = clock.now();
       reading = {precise, precise};
-      candidate = successor(last, precise, node);
     }
     const int64_t now = reading.earliest;
     outcome.clock = now;
@@ -112,6 +115,7 @@ Outcome Generator::reserve(const Clock& clock, int64_t node, int64_t wanted,
     }
     if (!observed) observe_clock(reading, high_water, outcome);
     observed = true;
+    const Candidate candidate = successor(last, now, node);
     outcome.timestamp = candidate.timestamp;
     if (candidate.timestamp > layout_.max_timestamp()) {
       outcome.step = Step::kTimestampExhausted;
