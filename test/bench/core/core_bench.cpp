@@ -1,0 +1,198 @@
+// Benchmarks of the ID generator in src/core: the cost of one ID, apart from
+// PostgreSQL. Every benchmark issues one ID per iteration through
+// Generator::next on one GeneratorState shared by all its threads, as the
+// backends of one node share it in shared memory, with the durability step
+// switched off (publish_durable(INT64_MAX)). items_per_second is the rate of
+// the whole node; ns per ID is its inverse.
+//
+// The ways the clock is driven:
+//
+// - injected_advancing (1 thread, max_lead 0, the default setting): the clock
+//   is a counter that moves 1 ms every 4,000 calls, so the generator takes
+//   its ordinary paths (the next sequence number in the same millisecond,
+//   and a fresh millisecond every 4,000 IDs) but never has to wait: 4,000 is
+//   below the 4,064 IDs a millisecond holds at least (4,096 minus the
+//   sequence start, at most 31). No clock is read, so the figure is the
+//   generator's own cost. One thread only: two threads with a counter each
+//   would bring readings that disagree (the one behind looks like a
+//   backward clock step) and 8,000 calls per injected millisecond, over the
+//   cap.
+// - injected_fixed_lead (1 and 2 threads): the clock is a constant and
+//   max_lead is practically unbounded, so the generator borrows the next
+//   millisecond every time one is used up (the logical-clock mode) and never
+//   waits, however many threads call. This is the way to contend two threads
+//   on the compare-and-swap without a clock and without the cap.
+// - real_clock (1 and 2 threads, max_lead 0): the wall clock (SystemClock,
+//   as the extension passes it) is read on every call, and the caller spins,
+//   re-reading the clock, when told to wait for the next millisecond. This
+//   is what a node can do: bounded by 4,096 IDs per ms, i.e. at least
+//   244 ns per ID.
+// - real_clock_unbounded_lead (1 thread): the wall clock with max_lead
+//   practically unbounded, so the cap never binds: the generator plus one
+//   clock reading per ID. clock_read times the reading alone.
+//
+// Counters: allocs_per_id counts global operator new calls per ID (the core
+// must allocate nothing per call); state_bytes is the size of the shared
+// state; waits_per_id (real clock) the clock re-reads per ID.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+#include "clock.hpp"
+#include "generator.hpp"
+#include "layout.hpp"
+
+namespace {
+
+// Allocations by this thread while it probes (see run()); other threads, the
+// framework's included, are not counted.
+thread_local bool t_counting_allocations = false;
+thread_local int64_t t_allocations = 0;
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (t_counting_allocations) ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+namespace {
+
+using snowflake::Generator;
+using snowflake::GeneratorState;
+using snowflake::Outcome;
+using snowflake::Policy;
+using snowflake::Step;
+
+constexpr snowflake::Layout kLayout{};
+constexpr int64_t kNode = kLayout.node(1, 1);
+// 2025-01-01 00:00:00 UTC, in ms since the layout's epoch.
+constexpr int64_t kInjectedStart = 1735689600000 - snowflake::kDefaultEpochMs;
+constexpr int kCallsPerInjectedMs = 4000;
+// Large enough never to be reached: the lead grows 1 ms per 4,096 IDs.
+constexpr int64_t kUnboundedLead = int64_t{1} << 40;
+constexpr int kAllocationProbeCalls = 10000;
+
+GeneratorState g_state;
+
+// Runs in thread 0 before the timed loop; Google Benchmark holds the other
+// threads at the loop's start until thread 0 arrives there. A fresh state
+// each time, made durable for ever (no durability step in the figures).
+void reset_shared_state(benchmark::State& state) {
+  if (state.thread_index() != 0) return;
+  g_state.~GeneratorState();
+  new (&g_state) GeneratorState();
+  Generator(g_state, kLayout).publish_durable(INT64_MAX);
+}
+
+// Times issue_one(), which issues one ID and says whether it could, then
+// counts the allocations of kAllocationProbeCalls more calls outside the timed
+// loop (inside it, the framework's own few allocations would blur the count).
+template <typename IssueOne>
+void run(benchmark::State& state, IssueOne&& issue_one) {
+  for (auto _ : state) {
+    if (!issue_one()) {
+      state.SkipWithError("the generator refused to issue");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() != 0) return;
+  t_allocations = 0;
+  t_counting_allocations = true;
+  for (int i = 0; i < kAllocationProbeCalls; ++i) issue_one();
+  t_counting_allocations = false;
+  state.counters["allocs_per_id"] = static_cast<double>(t_allocations) / kAllocationProbeCalls;
+  state.counters["state_bytes"] = static_cast<double>(sizeof(GeneratorState));
+}
+
+void BM_InjectedAdvancing(benchmark::State& state) {
+  reset_shared_state(state);
+  Generator generator(g_state, kLayout);
+  const Policy policy;  // max_lead 0
+  int64_t clock = kInjectedStart;
+  int calls_left = kCallsPerInjectedMs;
+  run(state, [&] {
+    if (--calls_left == 0) {
+      ++clock;
+      calls_left = kCallsPerInjectedMs;
+    }
+    const Outcome outcome = generator.next(clock, kNode, policy);
+    benchmark::DoNotOptimize(outcome.first_id);
+    return outcome.step == Step::kIssued;
+  });
+}
+
+void BM_InjectedFixedLead(benchmark::State& state) {
+  reset_shared_state(state);
+  Generator generator(g_state, kLayout);
+  Policy policy;
+  policy.max_lead_ms = kUnboundedLead;
+  run(state, [&] {
+    const Outcome outcome = generator.next(kInjectedStart, kNode, policy);
+    benchmark::DoNotOptimize(outcome.first_id);
+    return outcome.step == Step::kIssued;
+  });
+}
+
+void BM_RealClock(benchmark::State& state) {
+  reset_shared_state(state);
+  Generator generator(g_state, kLayout);
+  Policy policy;  // max_lead 0
+  policy.clock_wait_budget_ms = 1000;
+  const snowflake::SystemClock clock(kLayout.epoch_ms());
+  int64_t waits = 0;
+  run(state, [&] {
+    for (;;) {
+      const Outcome outcome = generator.next(clock, kNode, policy);
+      if (outcome.step == Step::kIssued) {
+        benchmark::DoNotOptimize(outcome.first_id);
+        return true;
+      }
+      if (outcome.step != Step::kWaitForSequence && outcome.step != Step::kWaitForClock)
+        return false;
+      ++waits;  // spin: read the clock again
+    }
+  });
+  state.counters["waits_per_id"] =
+      benchmark::Counter(static_cast<double>(waits), benchmark::Counter::kAvgIterations);
+}
+
+// The wall clock without the cap: what reading it adds to the generator.
+void BM_RealClockUnboundedLead(benchmark::State& state) {
+  reset_shared_state(state);
+  Generator generator(g_state, kLayout);
+  Policy policy;
+  policy.max_lead_ms = kUnboundedLead;
+  const snowflake::SystemClock clock(kLayout.epoch_ms());
+  run(state, [&] {
+    const Outcome outcome = generator.next(clock, kNode, policy);
+    benchmark::DoNotOptimize(outcome.first_id);
+    return outcome.step == Step::kIssued;
+  });
+}
+
+// The clock alone: one reading per iteration.
+void BM_ClockRead(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(snowflake::unix_time_ms());
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK(BM_InjectedAdvancing)->Name("injected_advancing")->Threads(1)->UseRealTime();
+BENCHMARK(BM_InjectedFixedLead)->Name("injected_fixed_lead")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_RealClock)->Name("real_clock")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_RealClockUnboundedLead)->Name("real_clock_unbounded_lead")->Threads(1)->UseRealTime();
+BENCHMARK(BM_ClockRead)->Name("clock_read")->Threads(1)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
