@@ -47,14 +47,40 @@ int64_t id_timestamp(TimestampTz ts, const char* argument) {
   return timestamp;
 }
 
-void require_field(const char* name, int64_t value, int64_t max, const char* width_setting,
-                   int width) {
-  if (value >= 0 && value <= max) return;
-  ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-                  errmsg("%s %lld is out of range", name, static_cast<long long>(value)),
-                  errdetail("%s must be between 0 and %lld with %s = %d.", name,
-                            static_cast<long long>(max), width_setting, width),
-                  errhint("Pass a %s within that range.", name)));
+// Fields the layout cannot hold (Layout::check_fields) are an error naming
+// the field and its range. The timestamp is checked before, by id_timestamp.
+void require_fields(const Fields& fields) {
+  struct Field {
+    const char* name;
+    int64_t value;
+    int64_t max;
+    const char* width_setting;
+    int width;
+  };
+  Field field;
+  switch (layout().check_fields(fields)) {
+    case FieldCheck::kOk:
+    case FieldCheck::kTimestamp:
+      return;
+    case FieldCheck::kDatacenter:
+      field = {"datacenter_id", fields.datacenter_id, layout().max_datacenter_id(),
+               "snowflake.datacenter_bits", layout().datacenter_bits()};
+      break;
+    case FieldCheck::kWorker:
+      field = {"worker_id", fields.worker_id, layout().max_worker_id(), "snowflake.worker_bits",
+               layout().worker_bits()};
+      break;
+    case FieldCheck::kSequence:
+      field = {"sequence", fields.sequence, layout().max_sequence(), "snowflake.sequence_bits",
+               layout().sequence_bits()};
+      break;
+  }
+  ereport(ERROR,
+          (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+           errmsg("%s %lld is out of range", field.name, static_cast<long long>(field.value)),
+           errdetail("%s must be between 0 and %lld with %s = %d.", field.name,
+                     static_cast<long long>(field.max), field.width_setting, field.width),
+           errhint("Pass a %s within that range.", field.name)));
 }
 
 void require_parsed(const base32::ParseResult& result, const char* text, int length) {
@@ -126,12 +152,7 @@ SNOWFLAKE_FUNCTION(snowflake_timestamp) {
 SNOWFLAKE_FUNCTION(snowflake_compose) {
   const snowflake::Fields fields{id_timestamp(PG_GETARG_TIMESTAMPTZ(0), "ts"), PG_GETARG_INT32(1),
                                  PG_GETARG_INT32(2), PG_GETARG_INT32(3)};
-  require_field("datacenter_id", fields.datacenter_id, layout().max_datacenter_id(),
-                "snowflake.datacenter_bits", layout().datacenter_bits());
-  require_field("worker_id", fields.worker_id, layout().max_worker_id(), "snowflake.worker_bits",
-                layout().worker_bits());
-  require_field("sequence", fields.sequence, layout().max_sequence(), "snowflake.sequence_bits",
-                layout().sequence_bits());
+  require_fields(fields);
   PG_RETURN_INT64(layout().compose(fields));
 }
 
