@@ -164,11 +164,20 @@ void Generator::publish_durable(int64_t until) noexcept {
   raise_to(state_.durable_until, until);
 }
 
+// The floor goes up before the bound: a caller that read `last_id` before the
+// floor rose and `durable_until` after the bound rose fails its CAS, where the
+// other order would let it issue below the floor.
 void Generator::restore(int64_t until) noexcept {
   if (until <= 0) return;
   until = std::min(until, layout_.max_timestamp() + 1);
+  raise_floor(until);
   raise_to(state_.durable_until, until);
-  raise_to(state_.last_id, layout_.max_id(until - 1));
+}
+
+void Generator::raise_floor(int64_t timestamp) noexcept {
+  if (timestamp <= 0) return;
+  timestamp = std::min(timestamp, layout_.max_timestamp() + 1);
+  raise_to(state_.last_id, layout_.max_id(timestamp - 1));
 }
 
 }  // namespace snowflake

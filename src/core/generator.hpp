@@ -110,8 +110,13 @@ class Generator {
   // Records that `until` is durable (the bound only grows).
   void publish_durable(int64_t until) noexcept;
   // After a restart or a replayed bound: IDs of milliseconds before `until`
-  // may have been issued, so the next one must be of `until` or later.
+  // may have been issued, so the next one must be of `until` or later, and
+  // `until` is durable.
   void restore(int64_t until) noexcept;
+  // Another node may have issued IDs of milliseconds before `timestamp` with
+  // this node's identity: the next ID must be of `timestamp` or later. Nothing
+  // is made durable: issuing there still needs a durable bound (kNeedDurable).
+  void raise_floor(int64_t timestamp) noexcept;
 
   // Where the sequence starts in a fresh millisecond (see generator.cpp).
   int64_t sequence_start(int64_t timestamp) const noexcept;

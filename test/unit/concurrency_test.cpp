@@ -188,5 +188,48 @@ TEST(GeneratorConcurrency, OvertakingThreadsSeeNoFalseClockStep) {
   EXPECT_EQ(state.clock_steps.load(), 0) << "steps counted although the clock never stepped";
 }
 
+// restore() while another thread issues: a caller must never issue below the
+// restored bound, whatever the interleaving. Each round starts with nothing
+// durable, so the only way to issue is under the bound restore() raises; the
+// floor must be visible by then. The issuing thread's clock is an hour behind
+// the bound and max_lead is huge, so with the floor in place every call asks
+// for a durable bound (kNeedDurable) and none is ever issued.
+TEST(GeneratorConcurrency, RestoreNeverLetsACallerIssueBelowTheFloor) {
+  const Layout layout;
+  constexpr int64_t kBound = 500'000'000'000;
+  constexpr int64_t kClockBehindBound = kBound - 3'600'000;
+  constexpr int kRounds = 1'000'000;
+  const Policy policy = make_policy(86'400'000, 0);
+  GeneratorState state;
+  std::atomic<int> started{-1};   // round the issuer may start calling in
+  std::atomic<int> restored{-1};  // round whose restore() has returned
+  std::atomic<int> finished{-1};  // round the issuer has stopped calling in
+  std::atomic<int64_t> issued_below{0};
+  std::thread issuer([&] {
+    Generator generator(state, layout);
+    for (int r = 0; r < kRounds; ++r) {
+      while (started.load() < r) {
+      }
+      while (restored.load() < r) {
+        const Outcome o = generator.next(kClockBehindBound, 1, policy);
+        if (o.step == Step::kIssued && o.timestamp < kBound) issued_below.fetch_add(1);
+      }
+      finished.store(r);
+    }
+  });
+  Generator restorer(state, layout);
+  for (int r = 0; r < kRounds; ++r) {
+    while (finished.load() < r - 1) {
+    }
+    state.last_id.store(0);
+    state.durable_until.store(0);
+    started.store(r);
+    restorer.restore(kBound);
+    restored.store(r);
+  }
+  issuer.join();
+  EXPECT_EQ(issued_below.load(), 0) << "IDs issued below a restored bound";
+}
+
 }  // namespace
 }  // namespace snowflake

@@ -459,6 +459,26 @@ TEST_F(GeneratorRestoreTest, RaisesLastIdAndTheBound) {
   EXPECT_EQ(state_.durable_until.load(), kBoundTimestamp);
 }
 
+// A floor (another node's IDs, from the registry) raises the next ID but
+// makes nothing durable: issuing above it still needs a durable bound.
+TEST(GeneratorFloorTest, RaisesLastIdButNotTheBound) {
+  const Layout layout;
+  GeneratorState state;
+  Generator generator(state, layout);
+  generator.publish_durable(kClock + 10);
+  generator.raise_floor(kClock + 500);
+  EXPECT_EQ(state.last_id.load(), layout.max_id(kClock + 499));
+  EXPECT_EQ(state.durable_until.load(), kClock + 10);
+  const Outcome o = generator.next(kClock, 1, make_policy(86'400'000, 0));
+  EXPECT_EQ(o.step, Step::kNeedDurable) << show(o);
+  EXPECT_EQ(o.timestamp, kClock + 500) << show(o);
+  // Never lowered; 0 and negative floors are ignored.
+  generator.raise_floor(kClock);
+  generator.raise_floor(0);
+  generator.raise_floor(-3);
+  EXPECT_EQ(state.last_id.load(), layout.max_id(kClock + 499));
+}
+
 TEST_F(GeneratorRestoreTest, ClockFarBehindWaitsOrRefusesByPolicy) {
   const Outcome refused = generator_.next(kClockAfterRestart, 1, make_policy(0, kBudget));
   EXPECT_EQ(refused.step, Step::kClockBehind) << show(refused);
