@@ -11,13 +11,17 @@
 // a later bound (the candidate's millisecond plus kDurableIntervalMs) as a WAL
 // record
 // of our custom resource manager, flushes it, writes it to the state file
-// pg_snowflake/state (fsync, durable rename), releases the lock, waits for
-// synchronous standbys as a commit would, and only then publishes the bound to
-// the generator. So:
+// pg_snowflake/state (fsync, durable rename) and releases the lock. When
+// synchronous_standby_names is set, it then waits until the synchronous
+// standbys have flushed the record, whatever the session's synchronous_commit
+// (a session may lower that for its own commits, but a bound serves every
+// backend); a wait that is cancelled ends the call with an error. Only then is
+// the bound published to the generator. So:
 // - after a crash, the state file (read at start) and the WAL records replayed
 //   since the last checkpoint give a bound above every ID issued before;
 // - a streaming standby replays the records, so on promotion it starts above
-//   every ID whose bound reached it (with synchronous replication: every ID);
+//   every ID whose bound reached it (with synchronous replication: every ID,
+//   since no ID is issued under a bound the synchronous standbys lack);
 // - the cost is one WAL flush and one file fsync per interval, not per ID; a
 //   backend raises the bound early (kDurableMarginMs before it is reached, if
 //   the lock is free) so the others rarely wait for it.
@@ -31,8 +35,10 @@
 #include <cerrno>
 #include <new>
 
+#include "compat.hpp"
 #include "postgres.hpp"
 #include "settings.hpp"
+#include "time.hpp"
 
 namespace snowflake::pg {
 
@@ -132,7 +138,11 @@ void write_state_file(int64_t until, int elevel) {
   file.bits[3] = layout.sequence_bits();
   file.crc = state_crc(file);
 
-  if (MakePGDirectory(kStateDirectory) < 0 && errno != EEXIST) {
+  if (MakePGDirectory(kStateDirectory) == 0) {
+    // A new directory's entry is durable only once its parent is fsynced
+    // (durable_rename below fsyncs the directory itself, not its parent).
+    if (fsync_fname_ext(".", true, false, elevel) != 0) return;
+  } else if (errno != EEXIST) {
     ereport(elevel, (errcode_for_file_access(),
                      errmsg("could not create directory \"%s\": %m", kStateDirectory)));
     return;
@@ -248,11 +258,20 @@ void startup_hook() {
   }
 }
 
+// The record's bound; false if the record is not one this library wrote.
+bool read_bound_record(XLogReaderState* record, BoundRecord* bound_record) {
+  if ((XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK) != kBoundRecord ||
+      XLogRecGetDataLen(record) != sizeof(BoundRecord))
+    return false;
+  memcpy(bound_record, XLogRecGetData(record), sizeof(BoundRecord));
+  return true;
+}
+
 void redo(XLogReaderState* record) {
-  const uint8 info = XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK;
-  if (info != kBoundRecord) elog(PANIC, "snowflake redo: unknown op code %u", info);
   BoundRecord bound_record;
-  memcpy(&bound_record, XLogRecGetData(record), sizeof(bound_record));
+  if (!read_bound_record(record, &bound_record))
+    elog(PANIC, "snowflake redo: unknown record (op code %u, %u bytes)",
+         XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK, XLogRecGetDataLen(record));
   const int64_t until = settings.layout.timestamp_bound(bound_record.id_bound);
   generator->restore(until);
   if (until > shared->written_until) {
@@ -265,13 +284,58 @@ void redo(XLogReaderState* record) {
 
 void describe(StringInfo buffer, XLogReaderState* record) {
   BoundRecord bound_record;
-  memcpy(&bound_record, XLogRecGetData(record), sizeof(bound_record));
+  if (!read_bound_record(record, &bound_record)) {
+    appendStringInfo(buffer, "unknown record of %u bytes", XLogRecGetDataLen(record));
+    return;
+  }
   appendStringInfo(buffer, "IDs below %llu",
                    static_cast<unsigned long long>(bound_record.id_bound));
 }
 
 const char* identify(uint8 info) {
   return (info & XLR_RMGR_INFO_MASK) == kBoundRecord ? "BOUND" : nullptr;
+}
+
+// Whether WAL up to `lsn` is flushed on the synchronous standbys, or none
+// are required: synchronous_standby_names is empty, or the checkpointer has
+// not taken it up yet (commits do not wait then either).
+bool synchronous_standbys_have(XLogRecPtr lsn) {
+  if (max_wal_senders == 0 || SyncRepStandbyNames == nullptr || SyncRepStandbyNames[0] == '\0')
+    return true;
+  LWLockAcquire(SyncRepLock, LW_SHARED);
+  const bool have = !sync_standbys_defined(WalSndCtl) || WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
+  LWLockRelease(SyncRepLock);
+  return have;
+}
+
+// Waits, as a commit at synchronous_commit = on would, until the synchronous
+// standbys have flushed the bound record at `lsn`. SyncRepWaitForLSN waits
+// only as far as the session's synchronous_commit asks, so the setting is
+// raised for the wait in a GUC nest level of its own (as a function's SET
+// clause does; allowed in parallel workers too), with interrupts held, as its
+// contract asks. A cancel or statement_timeout ends its wait with a WARNING
+// and returns; then the bound is not confirmed, and this call fails.
+void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
+  if (synchronous_standbys_have(lsn)) return;
+  const int nest_level = NewGUCNestLevel();
+  (void)set_config_option("synchronous_commit", "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                          true, 0, false);
+  HOLD_INTERRUPTS();
+  SyncRepWaitForLSN(lsn, false);
+  RESUME_INTERRUPTS();
+  AtEOXact_GUC(true, nest_level);
+  CHECK_FOR_INTERRUPTS();  // a terminated backend exits here
+  if (synchronous_standbys_have(lsn)) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_QUERY_CANCELED),
+           errmsg("canceled the wait for synchronous standbys to confirm a new snowflake ID bound"),
+           errdetail("IDs up to %s need a durable bound that this server has written to WAL at "
+                     "%X/%X but the standbys in synchronous_standby_names = '%s' have not "
+                     "confirmed; no ID under it was issued.",
+                     timestamp_text(timestamptz_from_unix_ms(until + settings.layout.epoch_ms())),
+                     static_cast<uint32>(lsn >> 32), static_cast<uint32>(lsn), SyncRepStandbyNames),
+           errhint("Bring a synchronous standby back, or remove it from "
+                   "synchronous_standby_names and reload.")));
 }
 
 RmgrData resource_manager;
@@ -342,7 +406,13 @@ void make_durable(int64_t timestamp, bool wait) {
   const XLogRecPtr lsn = shared->written_lsn;
   LWLockRelease(shared->durable_lock);
 
-  SyncRepWaitForLSN(lsn, false);
+  // An early raise (the caller already holds its IDs) does not wait: a later
+  // call publishes the bound once the standbys have it.
+  if (wait) {
+    wait_for_synchronous_standbys(lsn, until);
+  } else if (!synchronous_standbys_have(lsn)) {
+    return;
+  }
   generator->publish_durable(until);
 }
 

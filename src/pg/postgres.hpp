@@ -19,6 +19,8 @@ extern "C" {
 #include "common/hashfn.h"
 #include "port/pg_crc32c.h"
 #include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
