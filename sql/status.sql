@@ -7,14 +7,25 @@ SET datestyle = 'ISO';
 SELECT snowflake_nextval() > 0 AS issued;
 SELECT datacenter_id, worker_id, epoch, timestamp_bits, datacenter_bits, worker_bits, sequence_bits,
        last_issued_at <= clock_timestamp() + interval '1 s' AS last_issued_is_now,
-       lead_ms >= 0 AS lead_known, ids_issued >= 1 AS counted,
-       sequence_waits >= 0 AND clock_waits >= 0 AND clock_errors = 0 AS waits_known,
-       clock_steps >= 0 AND largest_clock_step_ms >= 0 AS steps_known,
+       -- max_lead is 0: the generator is never ahead of the clock by more
+       -- than the coarse clock's lag.
+       lead_ms < 50 AS lead_within_max_lead, ids_issued >= 1 AS counted,
+       -- a call waits for the next millisecond at most once
+       sequence_waits <= ids_issued AS sequence_waits_bounded,
+       -- nothing moves this server's clock back
+       clock_waits = 0 AND clock_errors = 0 AS no_clock_waits,
+       clock_steps = 0 AND largest_clock_step_ms = 0 AS no_clock_steps,
        durable_until > last_issued_at AS durable_ahead,
        durable_until > snowflake_timestamp(snowflake_lastval()) AS bound_above_last_id
   FROM snowflake_status;
 SELECT count(*) AS me, bool_and(ids_issued >= 1) AS counted
   FROM snowflake_backend_status WHERE pid = pg_backend_pid();
+-- The node's figures are the sums over backends, live and exited.
+SELECT n.ids_issued >= b.ids_issued AS node_covers_backends,
+       n.sequence_waits >= b.sequence_waits AS node_waits_cover_backends
+  FROM snowflake_status n,
+       (SELECT sum(ids_issued) AS ids_issued, sum(sequence_waits) AS sequence_waits
+          FROM snowflake_backend_status) b;
 SELECT ids_issued AS before FROM snowflake_backend_status WHERE pid = pg_backend_pid() \gset
 SELECT count(*) FROM snowflake_generate(5000);
 SELECT ids_issued - :before AS issued_since FROM snowflake_backend_status WHERE pid = pg_backend_pid();
