@@ -45,3 +45,12 @@ format:
 	clang-format -i $(FORMATTED)
 format-check:
 	clang-format --dry-run -Werror $(FORMATTED)
+
+# PGXN: `make dist` writes snowflake-VERSION.zip from the committed tree (HEAD):
+# one top folder snowflake-VERSION with META.json at its root, no build
+# outputs, no .git. `pgxn install ./snowflake-VERSION.zip` builds and installs it.
+DISTVERSION = $(shell sed -n 's/^   "version": "\(.*\)",$$/\1/p' META.json)
+.PHONY: dist
+dist:
+	git archive --format=zip --prefix=$(EXTENSION)-$(DISTVERSION)/ -o $(EXTENSION)-$(DISTVERSION).zip HEAD
+	@echo "wrote $(EXTENSION)-$(DISTVERSION).zip"
