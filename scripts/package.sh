@@ -35,6 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 work=$(mktemp -d /tmp/snowflake-package.XXXXXX)
+chmod 755 "$work"  # the test cluster runs as postgres and reads the package tree
 trap 'rm -rf "$work"' EXIT
 git clone -q "$REPO" "$work/snowflake"
 git -C "$work/snowflake" checkout -q "$(git -C "$REPO" rev-parse HEAD)"
