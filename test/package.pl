@@ -1,8 +1,9 @@
 #!/usr/bin/env perl
 # Packaging checks, run by scripts/test.sh: META.json is valid PGXN metadata
 # (meta-spec 1.0.0: required keys, semantic versions, a provided file that
-# exists) and agrees with snowflake.control; every install and upgrade script
-# has its \echo guard and an upgrade path from 1.0 reaches the default version.
+# exists); one version number in snowflake.control, META.json,
+# debian/changelog and CHANGELOG.md; every install and upgrade script has its
+# \echo guard and an upgrade path from 1.0 reaches the default version.
 use strict;
 use warnings;
 use JSON::PP;
@@ -26,6 +27,22 @@ while (my ($name, $extension) = each %{ $meta->{provides} }) {
     ok(-f $extension->{docfile}, "$name: $extension->{docfile} exists") if $extension->{docfile};
 }
 like($meta->{license}, qr/^(postgresql|mit|bsd|apache_2_0|gpl_3)$/, 'license is a PGXN license name');
+like($meta->{release_status}, qr/^(stable|testing|unstable)$/, 'release_status is one PGXN knows')
+  if exists $meta->{release_status};
+for my $phase (keys %{ $meta->{prereqs} // {} }) {
+    like($phase, qr/^(configure|build|runtime|test|develop)$/, "prereqs phase '$phase' is one PGXN knows");
+    for my $relation (keys %{ $meta->{prereqs}{$phase} }) {
+        like($relation, qr/^(requires|recommends|suggests|conflicts)$/,
+            "prereqs $phase relation '$relation' is one PGXN knows");
+    }
+}
+
+# One version everywhere: the Debian package's upstream part, and a section of
+# the changelog.
+my ($debian) = do { local (@ARGV, $/) = 'debian/changelog'; <> } =~ /^snowflake \(([^)]+)\)/;
+like($debian, qr/^\Q$default\E\.0-\d+$/, "debian/changelog's version ($debian) is $default.0-N");
+my $changelog = do { local (@ARGV, $/) = 'CHANGELOG.md'; <> };
+like($changelog, qr/^## \[\Q$default\E\.0\] - \d{4}-\d\d-\d\d$/m, "CHANGELOG.md has a section for $default.0");
 ok(-f 'LICENSE', 'the LICENSE file exists');
 
 my @scripts = glob('sql/snowflake--*.sql');
