@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <new>
 
+#include "compat.hpp"
 #include "postgres.hpp"
 #include "settings.hpp"
 
@@ -277,8 +278,8 @@ const char* identify(uint8 info) {
 RmgrData resource_manager;
 
 BackendSlot* claim_slot() {
-  if (MyProc == nullptr || MyProc->pgprocno >= slot_count()) return &unshared_slot;
-  BackendSlot* slot = &slots[MyProc->pgprocno];
+  if (MyProc == nullptr || compat::my_proc_number() >= slot_count()) return &unshared_slot;
+  BackendSlot* slot = &slots[compat::my_proc_number()];
   slot->pid = MyProcPid;
   before_shmem_exit(
       [](int, Datum) {
