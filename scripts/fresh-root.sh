@@ -95,6 +95,7 @@ make_pristine() {
     printf '#!/bin/sh\n# snowflake fresh root: packages start no services here.\nexit 101\n' \
         >"$dir/usr/sbin/policy-rc.d"
     chmod 755 "$dir/usr/sbin/policy-rc.d"
+    chmod 755 "$dir"
     tar --numeric-owner -C "$dir" -cf "$TARBALL.tmp" .
     mv "$TARBALL.tmp" "$TARBALL"
     rm -rf --one-file-system "$dir" "$dir.log"
@@ -162,6 +163,7 @@ mount_in_root() {  # mount_in_root TARGET mount-arguments...
 
 log "unpacking a pristine root in $ROOT"
 tar --numeric-owner -C "$ROOT" -xpf "$TARBALL"
+chmod 755 "$ROOT"  # mktemp made it 0700: the postgres user must reach /
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 mount_in_root /proc -t proc proc
 mount_in_root /dev --bind /dev
@@ -169,6 +171,8 @@ mount --make-private "$ROOT/dev"
 mount_in_root /dev/pts --bind /dev/pts
 mount_in_root /dev/shm -t tmpfs -o mode=1777,size=1g tmpfs
 mount_in_root /var/cache/apt/archives --bind "$APT_CACHE"
+mkdir -p "$APT_CACHE/partial"
+chroot "$ROOT" chown _apt:root /var/cache/apt/archives/partial  # apt downloads as _apt
 
 # The committed tree, as a clone of it: what a newcomer gets.
 commit=$(git -C "$REPO" rev-parse HEAD)
@@ -192,7 +196,10 @@ for command in scripts/tour.sh scripts/test.sh; do
     name=$(basename "$command" .sh)
     log "running $command"
     step_started=$SECONDS
-    if in_root "$command" 2>&1 | tee "$LOGS/$name.log"; then
+    # In the background, so that a signal reaches the traps at once, not
+    # when the command ends.
+    (in_root "$command" 2>&1 | tee "$LOGS/$name.log") &
+    if wait $!; then
         outcome=passed
     else
         outcome=FAILED
