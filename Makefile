@@ -28,6 +28,7 @@ REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir)  # libpq-fe.h (registry)
+PG_CPPFLAGS += -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'  # PG_MODULE_MAGIC_EXT (18)
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing -MMD -MP
 SHLIB_LINK = -lstdc++
 SHLIB_LINK += -lpq  # the registry's client

@@ -8,7 +8,8 @@
 #   cluster_stop NAME
 #   cluster_log_tail NAME          the server log's last lines, for failures
 
-PG_BIN=$(pg_config --bindir)
+# shellcheck source=scripts/postgresql.sh
+[ -n "${PG_BIN:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/postgresql.sh"
 SCRATCH=${SCRATCH:-$(mktemp -d /tmp/snowflake.XXXXXX)}
 chown postgres: "$SCRATCH"
 declare -A CLUSTER_PORT=()

@@ -1,14 +1,51 @@
 #!/usr/bin/env bash
 # Installs the Debian packages snowflake needs to build, run and test it
-# (design.md section 9). Idempotent: installs only what is missing.
+# (design.md section 9), for the PostgreSQL major that scripts/postgresql.sh
+# selects (this Debian release's, or PG_MAJOR=NN). Idempotent: installs only
+# what is missing, after one apt-get update.
 #
 #   scripts/install-deps.sh            everything (build, tests, benchmarks)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
+#
+# Every package is named here: installs run with --no-install-recommends, so a
+# Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
+# step, and neither is anything installed on this machine by hand.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh
 
-runtime=(postgresql-15 postgresql-server-dev-15 g++ make clang-14 llvm-14)
-testing=(postgresql-15-pgtap libipc-run-perl libfaketime cmake googletest
-         libgtest-dev libbenchmark-dev clang-format)
+# The clang and LLVM that Debian's build of each major was configured with
+# (CLANG and LLVM_CONFIG in its Makefile.global): PGXS compiles LLVM bitcode
+# for the JIT with exactly that clang.
+case $PG_MAJOR in
+    15) llvm=14 ;;  # bookworm
+    17) llvm=19 ;;  # trixie
+    18) llvm=21 ;;  # forky, sid
+    *)
+        echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17 and 18 are supported)" >&2
+        exit 1
+        ;;
+esac
+
+runtime=(
+    "postgresql-$PG_MAJOR"            # the server, psql, initdb, pg_ctl, pgbench
+    "postgresql-server-dev-$PG_MAJOR" # PGXS, headers, pg_regress, PostgreSQL::Test::Cluster
+    libpq-dev                         # libpq-fe.h and -lpq (the registry's client)
+    g++ make
+    "clang-$llvm" "llvm-$llvm-dev"    # the JIT bitcode
+)
+testing=(
+    "postgresql-$PG_MAJOR-pgtap"          # pgTAP in the server
+    libtap-parser-sourcehandler-pgtap-perl # pg_prove
+    perl                                  # prove, Test::More, JSON::PP
+    libipc-run-perl                       # PostgreSQL::Test::Cluster
+    libfaketime                           # the cluster tests' clock steps
+    cmake                                 # cmake and ctest (GoogleTest suite)
+    googletest libgtest-dev
+    libbenchmark-dev jq                   # test/bench
+    clang-format                          # make format-check
+)
 
 packages=("${runtime[@]}")
 [ "${1:-}" = "--runtime" ] || packages+=("${testing[@]}")
@@ -18,11 +55,21 @@ for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
         || missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-as_root=()
-[ "$(id -u)" -eq 0 ] || as_root=(sudo)
-echo "Installing: ${missing[*]}"
-"${as_root[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    echo "Installing for PostgreSQL $PG_MAJOR: ${missing[*]}"
+    "${as_root[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+fi
+
+# The check behind the table above: the clang PGXS will call is the one named.
+makefile_global=$(dirname "$("$PG_CONFIG" --pgxs)")/../Makefile.global
+clang=$(sed -n 's/^CLANG *= *//p' "$makefile_global")
+if [ "$clang" != "/usr/bin/clang-$llvm" ]; then
+    echo "PostgreSQL $PG_MAJOR was built with CLANG = $clang, not clang-$llvm:" >&2
+    echo "update the table in scripts/install-deps.sh" >&2
+    exit 1
+fi

@@ -30,8 +30,10 @@ for argument in "$@"; do
 done
 [ ${#layers[@]} -gt 0 ] || layers=(unit sql tap)
 
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
 scripts/install-deps.sh
-export PATH="$(pg_config --bindir):$PATH"
+export PATH="$PG_BIN:$PATH"
 
 section() { printf '\n=== %s ===\n' "$*"; }
 
@@ -97,8 +99,11 @@ run_tap() {
     [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/t/*.pl)
     local status=0
     local pgxs
-    pgxs=$(dirname "$(dirname "$(pg_config --pgxs)")")
-    runuser -u postgres -- env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$pgxs/test/regress/pg_regress" \
+    pgxs=$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")
+    # Where the framework keeps data and logs: TESTDIR/tmp_check up to 16,
+    # TESTDATADIR and TESTLOGDIR from 17. The same place on every major.
+    runuser -u postgres -- env PATH="$PATH" PG_REGRESS="$pgxs/test/regress/pg_regress" \
+        TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
         prove -I "$pgxs/test/perl" -I "$work/perl" --timer "${tests[@]}" || status=$?
     if [ $status -ne 0 ]; then
         echo "--- logs kept in $work/tmp_check/log ---"
@@ -115,4 +120,4 @@ for layer in "${layers[@]}"; do
         tap) build_extension; run_tap ;;
     esac
 done
-section "all tests passed"
+section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"

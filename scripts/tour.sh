@@ -15,6 +15,8 @@ fi
 keep=false
 [ "${1:-}" = "--keep" ] && keep=true
 
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
 scripts/install-deps.sh --runtime
 make -s -j "$(nproc)"
 make -s install >/dev/null

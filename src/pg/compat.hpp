@@ -1,10 +1,40 @@
-// What differs between the PostgreSQL versions snowflake supports, in one
-// place, so that the rest of the glue reads the same on every version.
+// What differs between the PostgreSQL majors snowflake builds for (15, 17 and
+// 18; README, "Supported PostgreSQL"), in one place, so the glue reads the
+// same on every major and no other file tests PG_VERSION_NUM.
+//
+// What did not need an entry, checked on each major: the custom WAL resource
+// manager (RegisterCustomRmgr, RmgrData: 15+), shmem_request_hook (15+), the
+// background worker API, WaitLatch with PG_WAIT_EXTENSION, and libpq.
 #pragma once
 
 #include "postgres.hpp"
 
-namespace snowflake::pg {
+#if PG_VERSION_NUM < 150000
+#error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers, shmem_request_hook)"
+#endif
+
+// The module's magic block. 18 records the module's name and version, which
+// pg_get_loaded_modules() shows; SNOWFLAKE_VERSION comes from the Makefile
+// (default_version in snowflake.control).
+#if PG_VERSION_NUM >= 180000
+#define SNOWFLAKE_MODULE_MAGIC \
+  PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)
+#else
+#define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC
+#endif
+
+namespace snowflake::pg::compat {
+
+// This backend's index in the PGPROC array, stable for its lifetime, for
+// arrays in shared memory with one slot per backend. Call only with MyProc
+// set. 17 replaced PGPROC.pgprocno with the global MyProcNumber.
+inline int my_proc_number() {
+#if PG_VERSION_NUM >= 170000
+  return MyProcNumber;
+#else
+  return MyProc->pgprocno;
+#endif
+}
 
 // Whether the checkpointer has taken up a non-empty synchronous_standby_names
 // (so commits wait for standbys). Minor releases since 2025 keep this as a
@@ -18,4 +48,4 @@ inline bool sync_standbys_defined(const WalSndCtlData* control) {
 #endif
 }
 
-}  // namespace snowflake::pg
+}  // namespace snowflake::pg::compat

@@ -3,6 +3,7 @@
 // and its WAL resource manager; loaded later (CREATE EXTENSION without the
 // preload) it only defines the settings, so decoding works and issuing IDs
 // fails with an error that says what to add to postgresql.conf.
+#include "compat.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
 #include "registry.hpp"
@@ -10,7 +11,7 @@
 
 extern "C" {
 
-PG_MODULE_MAGIC;
+SNOWFLAKE_MODULE_MAGIC;
 
 void _PG_init(void) {
   snowflake::pg::define_settings();

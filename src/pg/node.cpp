@@ -303,7 +303,8 @@ bool synchronous_standbys_have(XLogRecPtr lsn) {
   if (max_wal_senders == 0 || SyncRepStandbyNames == nullptr || SyncRepStandbyNames[0] == '\0')
     return true;
   LWLockAcquire(SyncRepLock, LW_SHARED);
-  const bool have = !sync_standbys_defined(WalSndCtl) || WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
+  const bool have =
+      !compat::sync_standbys_defined(WalSndCtl) || WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
   LWLockRelease(SyncRepLock);
   return have;
 }
@@ -341,8 +342,8 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
 RmgrData resource_manager;
 
 BackendSlot* claim_slot() {
-  if (MyProc == nullptr || MyProc->pgprocno >= slot_count()) return &unshared_slot;
-  BackendSlot* slot = &slots[MyProc->pgprocno];
+  if (MyProc == nullptr || compat::my_proc_number() >= slot_count()) return &unshared_slot;
+  BackendSlot* slot = &slots[compat::my_proc_number()];
   slot->pid = MyProcPid;
   before_shmem_exit(
       [](int, Datum) {

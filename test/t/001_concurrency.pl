@@ -100,8 +100,10 @@ is( $node->safe_psql('postgres', qq{
 
 # --- parallel workers ---
 
-my $parallel_settings = q{
-	SET force_parallel_mode = on;
+# force_parallel_mode is named debug_parallel_query from PostgreSQL 16 on.
+my $force_parallel = $node->pg_version >= 16 ? 'debug_parallel_query' : 'force_parallel_mode';
+my $parallel_settings = qq{
+	SET $force_parallel = on;
 	SET parallel_setup_cost = 0;
 	SET parallel_tuple_cost = 0;
 	SET min_parallel_table_scan_size = 0;

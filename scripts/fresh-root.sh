@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Runs the README's two commands as a newcomer types them, in a pristine
+# minimal Debian root of the given release, on a clean clone of the committed
+# tree (HEAD; uncommitted changes are not tested), and reports each outcome
+# and its duration. Each release brings its own PostgreSQL major (README,
+# "Supported PostgreSQL"): bookworm 15, trixie 17, forky 18.
+#
+#   scripts/fresh-root.sh bookworm|trixie|forky
+#   scripts/fresh-root.sh --prepare SUITE   only make the cached pristine root
+#
+# Runs as root on a Debian host. What it does:
+# - The pristine root is `debootstrap --variant=minbase SUITE`, from the mirror
+#   the host's apt sources name (MIRROR=... to choose), made once and kept as
+#   a tarball in /var/cache/snowflake/roots/ (FRESH_ROOT_REBUILD=1 remakes
+#   it). Each run unpacks it anew under /var/tmp, so nothing installed by an
+#   earlier run is there. The .deb files apt downloads are kept in
+#   /var/cache/snowflake/apt/SUITE and lent to each root's apt cache: a root
+#   still installs every package itself, it only skips the download.
+# - Two files are added to the root, and only these: forky's apt config
+#   accepts Release files past their Valid-Until date (the registry serves a
+#   snapshot of the testing suite), and /usr/sbin/policy-rc.d forbids
+#   service starts, so the postgresql packages do not start the `main`
+#   cluster they create. The scripts never use that cluster; without it,
+#   nothing in the root listens on the network.
+# - The root shares the host's network namespace (apt needs the network).
+#   Nothing run there can take a port from a cluster on the host: every
+#   server the scripts start listens on a Unix socket only, in a directory of
+#   its own inside the root (scripts/cluster.sh; PostgreSQL::Test::Cluster
+#   does the same).
+# - /proc, /dev (bind), /dev/pts (bind) and a tmpfs on /dev/shm are mounted
+#   for PostgreSQL. On exit, failure or interrupt alike, every process whose
+#   root is the root is ended, everything is unmounted, and the root removed.
+# - The commands run as root (the README's "as root"), with a clean
+#   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in.
+#   Their output streams here and is kept in /var/tmp/snowflake-fresh-root-logs.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+
+prepare_only=false
+[ "${1:-}" = --prepare ] && { prepare_only=true; shift; }
+suite=${1:-}
+case $suite in
+    bookworm | trixie) debootstrap_script=() ;;
+    forky) debootstrap_script=(/usr/share/debootstrap/scripts/sid) ;;  # bookworm's debootstrap has no forky script
+    *)
+        echo "usage: scripts/fresh-root.sh [--prepare] bookworm|trixie|forky" >&2
+        exit 2
+        ;;
+esac
+if [ "$(id -u)" -ne 0 ]; then
+    echo "scripts/fresh-root.sh runs as root: it makes a chroot and mounts in it." >&2
+    exit 1
+fi
+
+log() { printf '[fresh-root %s %(%H:%M:%S)T] %s\n' "$suite" -1 "$*"; }
+
+# The host's tools: debootstrap, git, tar (and util-linux's mount, flock).
+for tool in debootstrap git; do
+    command -v "$tool" >/dev/null && continue
+    log "installing $tool on the host"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool" >/dev/null
+done
+
+# The Debian mirror the host's apt sources name (deb822 or one-line format).
+host_mirror() {
+    local uri
+    uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        sed -n 's|^URIs: *\(https\?://[^ ]*/debian\)/\?$|\1|p' | head -n 1)
+    [ -n "$uri" ] || uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        sed -n 's|^deb \(\[[^]]*\] \)\?\(https\?://[^ ]*/debian\)/\? .*|\2|p' | head -n 1)
+    echo "${uri:-http://deb.debian.org/debian}"
+}
+MIRROR=${MIRROR:-$(host_mirror)}
+
+CACHE=/var/cache/snowflake
+TARBALL=$CACHE/roots/$suite.tar
+APT_CACHE=$CACHE/apt/$suite
+mkdir -p "$CACHE/roots" "$APT_CACHE"
+
+# --- the pristine root, made once -------------------------------------------
+make_pristine() {
+    local dir
+    dir=$(mktemp -d "/var/tmp/snowflake-debootstrap-$suite.XXXXXX")
+    log "debootstrap --variant=minbase $suite from $MIRROR"
+    if ! debootstrap --variant=minbase "$suite" "$dir" "$MIRROR" "${debootstrap_script[@]}" \
+        >"$dir.log" 2>&1; then
+        tail -n 20 "$dir.log"
+        rm -rf --one-file-system "$dir" "$dir.log"
+        return 1
+    fi
+    if [ "$suite" = forky ]; then
+        echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99snapshot-valid-until"
+    fi
+    printf '#!/bin/sh\n# snowflake fresh root: packages start no services here.\nexit 101\n' \
+        >"$dir/usr/sbin/policy-rc.d"
+    chmod 755 "$dir/usr/sbin/policy-rc.d"
+    chmod 755 "$dir"
+    tar --numeric-owner -C "$dir" -cf "$TARBALL.tmp" .
+    mv "$TARBALL.tmp" "$TARBALL"
+    rm -rf --one-file-system "$dir" "$dir.log"
+}
+
+started=$SECONDS
+exec 9>"$CACHE/roots/$suite.lock"
+flock 9  # one maker of the tarball at a time
+if [ ! -f "$TARBALL" ] || [ "${FRESH_ROOT_REBUILD:-0}" = 1 ]; then
+    make_pristine
+else
+    log "pristine root: $TARBALL ($(date -r "$TARBALL" +%F))"
+fi
+flock -u 9
+$prepare_only && exit 0
+
+# --- a root of our own, removed whatever happens ----------------------------
+ROOT=$(mktemp -d "/var/tmp/snowflake-root-$suite.XXXXXX")
+MOUNTS=()
+
+root_processes() {
+    local link pid
+    for link in /proc/[0-9]*/root; do
+        pid=${link#/proc/}
+        pid=${pid%/root}
+        [ "$(readlink "$link" 2>/dev/null)" = "$ROOT" ] && echo "$pid"
+    done
+    return 0
+}
+
+cleanup() {
+    local status=$? pids round mount
+    trap - EXIT INT TERM
+    for round in TERM TERM TERM KILL; do
+        pids=$(root_processes)
+        [ -n "$pids" ] || break
+        log "ending processes left in the root ($round): $(echo $pids)"
+        # shellcheck disable=SC2086
+        kill -s "$round" $pids 2>/dev/null || true
+        sleep 2
+    done
+    for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+        mount=${MOUNTS[i]}
+        umount "$mount" 2>/dev/null || umount -l "$mount" || true
+    done
+    if findmnt -rn -o TARGET | grep -q "^$ROOT/"; then
+        log "error: something is still mounted under $ROOT; not removing it"
+        status=1
+    else
+        rm -rf --one-file-system "$ROOT"
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mount_in_root() {  # mount_in_root TARGET mount-arguments...
+    local target=$ROOT$1
+    shift
+    mkdir -p "$target"
+    mount "$@" "$target"
+    MOUNTS+=("$target")
+}
+
+log "unpacking a pristine root in $ROOT"
+tar --numeric-owner -C "$ROOT" -xpf "$TARBALL"
+chmod 755 "$ROOT"  # mktemp made it 0700: the postgres user must reach /
+cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+mount_in_root /proc -t proc proc
+mount_in_root /dev --bind /dev
+mount --make-private "$ROOT/dev"
+mount_in_root /dev/pts --bind /dev/pts
+mount_in_root /dev/shm -t tmpfs -o mode=1777,size=1g tmpfs
+mount_in_root /var/cache/apt/archives --bind "$APT_CACHE"
+mkdir -p "$APT_CACHE/partial"
+chroot "$ROOT" chown _apt:root /var/cache/apt/archives/partial  # apt downloads as _apt
+
+# The committed tree, as a clone of it: what a newcomer gets.
+commit=$(git -C "$REPO" rev-parse HEAD)
+[ -z "$(git -C "$REPO" status --porcelain --untracked-files=no)" ] \
+    || log "note: $REPO has uncommitted changes; they are not in the clone"
+git clone -q --no-checkout "$REPO" "$ROOT/root/snowflake"
+git -C "$ROOT/root/snowflake" checkout -q "$commit"
+log "clean clone of $(git -C "$REPO" log -1 --format='%h %s' "$commit")"
+
+LOGS=/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$LOGS"
+in_root() {
+    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        /bin/bash -c "cd /root/snowflake && $1"
+}
+
+results=()
+failed=0
+for command in scripts/tour.sh scripts/test.sh; do
+    name=$(basename "$command" .sh)
+    log "running $command"
+    step_started=$SECONDS
+    # In the background, so that a signal reaches the traps at once, not
+    # when the command ends.
+    (in_root "$command" 2>&1 | tee "$LOGS/$name.log") &
+    if wait $!; then
+        outcome=passed
+    else
+        outcome=FAILED
+        failed=$((failed + 1))
+    fi
+    results+=("$command $outcome in $((SECONDS - step_started)) s")
+done
+
+postgresql=$(in_root 'source scripts/postgresql.sh && "$PG_CONFIG" --version' 2>/dev/null || echo "PostgreSQL unknown")
+echo
+log "results in a fresh $suite root ($postgresql), commit ${commit:0:7}:"
+for result in "${results[@]}"; do log "  $result"; done
+log "total $((SECONDS - started)) s; logs in $LOGS"
+[ "$failed" -eq 0 ]
