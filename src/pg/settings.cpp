@@ -99,8 +99,12 @@ bool check_epoch(char** newval, void** extra, GucSource) {
 // snowflake.epoch's check hook without the preload.
 bool check_kept_epoch(char** newval, void** extra, GucSource source) {
   if (!check_epoch(newval, extra, source)) return false;
-  return keep_layout("snowflake.epoch", static_cast<long long>(settings.layout.epoch_ms()),
-                     static_cast<long long>(*static_cast<int64_t*>(*extra)));
+  if (keep_layout("snowflake.epoch", static_cast<long long>(settings.layout.epoch_ms()),
+                  static_cast<long long>(*static_cast<int64_t*>(*extra))))
+    return true;
+  free(*extra);  // PostgreSQL frees `extra` only of a value it accepts.
+  *extra = nullptr;
+  return false;
 }
 
 void assign_epoch(const char*, void* extra) {
@@ -201,8 +205,8 @@ const char* layout_value(const char* name) {
 }
 
 // Reads a layout width; an error if the configured value is not valid.
-void read_layout_width(const char* name, int* variable, int min, int max) {
-  *variable = checked_int(name, layout_value(name), *variable, min, max,
+void read_layout_width(const char* name, int* variable, int default_value, int min, int max) {
+  *variable = checked_int(name, layout_value(name), default_value, min, max,
                           "%s must be an integer between %d and %d.",
                           "The four snowflake.*_bits settings must add up to 63.");
 }
@@ -286,10 +290,14 @@ void define_id_setting(const char* name, const char* description, const char* wi
 
 void define_settings() {
   const bool preloading = process_shared_preload_libraries_in_progress;
-  read_layout_width("snowflake.timestamp_bits", &settings.timestamp_bits, 1, kIdBits - 2);
-  read_layout_width("snowflake.datacenter_bits", &settings.datacenter_bits, 0, kMaxNodeFieldBits);
-  read_layout_width("snowflake.worker_bits", &settings.worker_bits, 1, kMaxNodeFieldBits);
-  read_layout_width("snowflake.sequence_bits", &settings.sequence_bits, 1, kIdBits - 2);
+  read_layout_width("snowflake.timestamp_bits", &settings.timestamp_bits, kDefaultTimestampBits, 1,
+                    kIdBits - 2);
+  read_layout_width("snowflake.datacenter_bits", &settings.datacenter_bits, kDefaultDatacenterBits,
+                    0, kMaxNodeFieldBits);
+  read_layout_width("snowflake.worker_bits", &settings.worker_bits, kDefaultWorkerBits, 1,
+                    kMaxNodeFieldBits);
+  read_layout_width("snowflake.sequence_bits", &settings.sequence_bits, kDefaultSequenceBits, 1,
+                    kIdBits - 2);
   epoch_ms = checked_epoch(layout_value("snowflake.epoch"));
   // Without the preload, a layout that does not add up fails here, before any
   // setting is defined, so the next call in the session fails the same way.
