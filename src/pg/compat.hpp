@@ -9,6 +9,10 @@
 
 #include "postgres.hpp"
 
+extern "C" {
+#include "utils/guc_tables.h"
+}
+
 #if PG_VERSION_NUM < 150000
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers, shmem_request_hook)"
 #endif
@@ -46,6 +50,21 @@ inline bool sync_standbys_defined(const WalSndCtlData* control) {
 #else
   return control->sync_standbys_defined;
 #endif
+}
+
+// The GUC record named `name`, a defined setting or a placeholder, or nullptr.
+// 16 made get_guc_variables() return the count too.
+inline config_generic* find_setting_record(const char* name) {
+#if PG_VERSION_NUM >= 160000
+  int count = 0;
+  config_generic** records = get_guc_variables(&count);
+#else
+  config_generic** records = get_guc_variables();
+  const int count = GetNumConfigOptions();
+#endif
+  for (int i = 0; i < count; ++i)
+    if (pg_strcasecmp(records[i]->name, name) == 0) return records[i];
+  return nullptr;
 }
 
 }  // namespace snowflake::pg::compat

@@ -5,6 +5,16 @@
 // take effect on reload, so an operator can give a node its identity without a
 // restart; the clock policy (max_lead, max_clock_backward_wait) too. None of
 // them can be SET in a session: a node's identity and policy are the server's.
+//
+// Without the preload the library is loaded by each session that first uses
+// it, and until then any session can SET the placeholders of these names.
+// The layout and epoch are then PGC_SIGHUP settings whose value is the
+// server's configuration (postgresql.conf, ALTER SYSTEM, the command line):
+// PostgreSQL refuses a session's value when the library defines them (WARNING)
+// and any SET afterwards; a value a session's connection options or role
+// gave them replaces the server's in the placeholder, so loading then fails.
+// Once a session has loaded the library its layout is fixed: a reload that
+// changes it is refused in that session (logged), so SHOW never lies.
 #include "settings.hpp"
 
 #include <algorithm>
@@ -12,6 +22,7 @@
 #include <cstdlib>
 
 #include "../core/clock.hpp"
+#include "compat.hpp"
 #include "postgres.hpp"
 #include "registry.hpp"
 #include "time.hpp"
@@ -27,6 +38,31 @@ constexpr int kMaxWaitLimitMs = 60 * 1000;
 constexpr char kDefaultEpochText[] = "1288834974657";
 
 int64_t epoch_ms = kDefaultEpochMs;
+
+// Without the preload: set once this session's layout is established, after
+// which the layout settings refuse every other value.
+bool layout_fixed = false;
+
+// A layout setting's check hook without the preload: once the layout is
+// fixed, a value other than the one in use is refused (and logged, since
+// PostgreSQL reports a refused reload in a backend only at DEBUG2).
+bool keep_layout(const char* name, long long in_use, long long newval) {
+  if (!layout_fixed || newval == in_use) return true;
+  ereport(LOG, (errmsg("%s stays %lld in the session of process %d", name, in_use, MyProcPid),
+                errdetail("The configuration gives %lld; the ID layout of a session is fixed "
+                          "when it first uses snowflake.",
+                          newval)));
+  GUC_check_errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM);
+  GUC_check_errdetail(
+      "This session uses %s = %lld since it first used snowflake; the ID layout "
+      "of a session never changes.",
+      name, in_use);
+  GUC_check_errhint(
+      "Sessions that start after the change use the new value. Choose the layout "
+      "before the first ID: IDs issued under one layout do not decode under "
+      "another.");
+  return false;
+}
 
 bool parse_epoch(const char* text, int64_t* epoch) {
   char* end = nullptr;
@@ -60,6 +96,17 @@ bool check_epoch(char** newval, void** extra, GucSource) {
   return true;
 }
 
+// snowflake.epoch's check hook without the preload.
+bool check_kept_epoch(char** newval, void** extra, GucSource source) {
+  if (!check_epoch(newval, extra, source)) return false;
+  if (keep_layout("snowflake.epoch", static_cast<long long>(settings.layout.epoch_ms()),
+                  static_cast<long long>(*static_cast<int64_t*>(*extra))))
+    return true;
+  free(*extra);  // PostgreSQL frees `extra` only of a value it accepts.
+  *extra = nullptr;
+  return false;
+}
+
 void assign_epoch(const char*, void* extra) {
   epoch_ms = *static_cast<int64_t*>(extra);
 }
@@ -86,9 +133,8 @@ void assign_worker_id(int newval, void*) {
 // the epoch and the node's identity means silently issuing other IDs than
 // configured; this check stops the server instead, as a bad value of a
 // built-in setting does.
-int configured_int(const char* name, int fallback, int min, int max, const char* detail_format,
-                   const char* hint) {
-  const char* raw = GetConfigOption(name, true, false);
+int checked_int(const char* name, const char* raw, int fallback, int min, int max,
+                const char* detail_format, const char* hint) {
   if (raw == nullptr) return fallback;
   int value = 0;
   const char* parse_hint = nullptr;
@@ -100,9 +146,14 @@ int configured_int(const char* name, int fallback, int min, int max, const char*
   return value;
 }
 
+int configured_int(const char* name, int fallback, int min, int max, const char* detail_format,
+                   const char* hint) {
+  return checked_int(name, GetConfigOption(name, true, false), fallback, min, max, detail_format,
+                     hint);
+}
+
 // The same for snowflake.epoch.
-int64_t configured_epoch() {
-  const char* raw = GetConfigOption("snowflake.epoch", true, false);
+int64_t checked_epoch(const char* raw) {
   int64_t epoch = kDefaultEpochMs;
   if (raw == nullptr) return epoch;
   if (!parse_epoch(raw, &epoch) || epoch > unix_time_ms()) {
@@ -118,16 +169,57 @@ int64_t configured_epoch() {
   return epoch;
 }
 
-// A layout width: defined as a server-start setting when preloading; read from
-// the configuration otherwise, since PostgreSQL allows server-start settings
-// to be defined only while the server starts.
-void define_layout_setting(const char* name, const char* description, int* variable, int min,
-                           int max) {
-  *variable = configured_int(name, *variable, min, max, "%s must be an integer between %d and %d.",
-                             "The four snowflake.*_bits settings must add up to 63.");
-  if (process_shared_preload_libraries_in_progress)
-    DefineCustomIntVariable(name, description, nullptr, variable, *variable, min, max,
-                            PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+// Without the preload: the value the server's configuration gives the layout
+// setting `name`, read from its placeholder before the setting is defined, or
+// nullptr if it gives none. Only a value set by the server (its reset value,
+// set in a context PGC_SIGHUP accepts) counts; a session's SET is not its reset
+// value. A reset value from the connection's options or ALTER ROLE/DATABASE
+// has replaced the server's, which is then unknown: an error.
+const char* server_value(const char* name) {
+  const config_generic* record = compat::find_setting_record(name);
+  if (record == nullptr || (record->flags & GUC_CUSTOM_PLACEHOLDER) == 0) return nullptr;
+  const char* raw = reinterpret_cast<const config_string*>(record)->reset_val;
+  if (raw == nullptr || record->reset_scontext <= PGC_SIGHUP) return raw;
+  const bool from_client = record->reset_source == PGC_S_CLIENT;
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+       errmsg("parameter \"%s\" cannot be set for a session", name),
+       errdetail("%s set it to \"%s\"; the ID layout is the server's, the same in every "
+                 "session.",
+                 from_client ? "This connection's options" : "ALTER ROLE or ALTER DATABASE", raw),
+       errhint(from_client ? "Remove %s from the connection's options (PGOPTIONS); set it in "
+                             "postgresql.conf."
+                           : "As a superuser, ALTER ROLE or ALTER DATABASE ... RESET %s; set it in "
+                             "postgresql.conf.",
+               name)));
+  pg_unreachable();
+}
+
+// A layout setting's value: when preloading, the configuration's (only the
+// server's configuration is read at server start); otherwise the server's
+// value from its placeholder, never a session's.
+const char* layout_value(const char* name) {
+  return process_shared_preload_libraries_in_progress ? GetConfigOption(name, true, false)
+                                                      : server_value(name);
+}
+
+// Reads a layout width; an error if the configured value is not valid.
+void read_layout_width(const char* name, int* variable, int default_value, int min, int max) {
+  *variable = checked_int(name, layout_value(name), default_value, min, max,
+                          "%s must be an integer between %d and %d.",
+                          "The four snowflake.*_bits settings must add up to 63.");
+}
+
+// A layout width: a server-start setting when preloading; without the preload,
+// where server-start settings cannot be defined, a reload setting that keeps
+// the value a session first used (keep_layout).
+void define_layout_setting(const char* name, const char* description, int* variable,
+                           int default_value, int min, int max, GucIntCheckHook keep) {
+  const bool preloading = process_shared_preload_libraries_in_progress;
+  DefineCustomIntVariable(
+      name, description, nullptr, variable, preloading ? *variable : default_value, min, max,
+      preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0, preloading ? nullptr : keep, nullptr, nullptr);
 }
 
 const char* layout_problem(LayoutCheck check) {
@@ -182,10 +274,13 @@ void define_id_setting(const char* name, const char* description, const char* wi
                        int* variable, int64_t max, GucIntAssignHook assign) {
   const char* hint = psprintf(
       "Give every node a value no other node uses, within the range; or widen %s.", width_name);
-  (void)configured_int(name, -1, -1, static_cast<int>(max),
-                       "%s must be between %d (unset) and %d, the largest value its field of the "
-                       "ID layout holds.",
-                       hint);
+  // Without the preload no ID is issued, and the value read here could be a
+  // session's; PostgreSQL's own checks (a WARNING) are enough then.
+  if (process_shared_preload_libraries_in_progress)
+    (void)configured_int(name, -1, -1, static_cast<int>(max),
+                         "%s must be between %d (unset) and %d, the largest value its field of "
+                         "the ID layout holds.",
+                         hint);
   DefineCustomIntVariable(
       name, description, "-1 means unset: snowflake_nextval() then refuses to issue IDs.", variable,
       -1, -1, static_cast<int>(max), PGC_SIGHUP, 0, nullptr, assign, nullptr);
@@ -194,27 +289,51 @@ void define_id_setting(const char* name, const char* description, const char* wi
 }  // namespace
 
 void define_settings() {
-  define_layout_setting("snowflake.timestamp_bits", "Width of the ID's millisecond timestamp.",
-                        &settings.timestamp_bits, 1, kIdBits - 2);
-  define_layout_setting("snowflake.datacenter_bits", "Width of the ID's datacenter_id field.",
-                        &settings.datacenter_bits, 0, kMaxNodeFieldBits);
-  define_layout_setting("snowflake.worker_bits", "Width of the ID's worker_id field.",
-                        &settings.worker_bits, 1, kMaxNodeFieldBits);
-  define_layout_setting("snowflake.sequence_bits", "Width of the ID's per-millisecond sequence.",
-                        &settings.sequence_bits, 1, kIdBits - 2);
+  const bool preloading = process_shared_preload_libraries_in_progress;
+  read_layout_width("snowflake.timestamp_bits", &settings.timestamp_bits, kDefaultTimestampBits, 1,
+                    kIdBits - 2);
+  read_layout_width("snowflake.datacenter_bits", &settings.datacenter_bits, kDefaultDatacenterBits,
+                    0, kMaxNodeFieldBits);
+  read_layout_width("snowflake.worker_bits", &settings.worker_bits, kDefaultWorkerBits, 1,
+                    kMaxNodeFieldBits);
+  read_layout_width("snowflake.sequence_bits", &settings.sequence_bits, kDefaultSequenceBits, 1,
+                    kIdBits - 2);
+  epoch_ms = checked_epoch(layout_value("snowflake.epoch"));
+  // Without the preload, a layout that does not add up fails here, before any
+  // setting is defined, so the next call in the session fails the same way.
+  if (!preloading) establish_layout();
 
-  epoch_ms = configured_epoch();
-  if (!process_shared_preload_libraries_in_progress) {
-    // Not preloaded: no ID can be issued, and the server-start settings could
-    // not be defined now; the layout read above is all decoding needs.
-    establish_layout();
-    return;
-  }
-  DefineCustomStringVariable("snowflake.epoch",
-                             "Milliseconds since 1970-01-01 UTC at which ID timestamps start.",
-                             nullptr, &settings.epoch_text, kDefaultEpochText, PGC_POSTMASTER, 0,
-                             check_epoch, assign_epoch, nullptr);
+  define_layout_setting("snowflake.timestamp_bits", "Width of the ID's millisecond timestamp.",
+                        &settings.timestamp_bits, kDefaultTimestampBits, 1, kIdBits - 2,
+                        [](int* newval, void**, GucSource) {
+                          return keep_layout("snowflake.timestamp_bits",
+                                             settings.layout.timestamp_bits(), *newval);
+                        });
+  define_layout_setting("snowflake.datacenter_bits", "Width of the ID's datacenter_id field.",
+                        &settings.datacenter_bits, kDefaultDatacenterBits, 0, kMaxNodeFieldBits,
+                        [](int* newval, void**, GucSource) {
+                          return keep_layout("snowflake.datacenter_bits",
+                                             settings.layout.datacenter_bits(), *newval);
+                        });
+  define_layout_setting(
+      "snowflake.worker_bits", "Width of the ID's worker_id field.", &settings.worker_bits,
+      kDefaultWorkerBits, 1, kMaxNodeFieldBits, [](int* newval, void**, GucSource) {
+        return keep_layout("snowflake.worker_bits", settings.layout.worker_bits(), *newval);
+      });
+  define_layout_setting("snowflake.sequence_bits", "Width of the ID's per-millisecond sequence.",
+                        &settings.sequence_bits, kDefaultSequenceBits, 1, kIdBits - 2,
+                        [](int* newval, void**, GucSource) {
+                          return keep_layout("snowflake.sequence_bits",
+                                             settings.layout.sequence_bits(), *newval);
+                        });
+  DefineCustomStringVariable(
+      "snowflake.epoch", "Milliseconds since 1970-01-01 UTC at which ID timestamps start.", nullptr,
+      &settings.epoch_text, kDefaultEpochText, preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+      preloading ? check_epoch : check_kept_epoch, assign_epoch, nullptr);
+  // From the values PostgreSQL applied: without the preload, the server's
+  // values read above (a session's were refused), so this cannot fail then.
   establish_layout();
+  if (!preloading) layout_fixed = true;
 
   define_id_setting("snowflake.datacenter_id", "This node's datacenter_id in the IDs it issues.",
                     "snowflake.datacenter_bits", &settings.datacenter_id,

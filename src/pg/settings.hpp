@@ -8,7 +8,8 @@
 namespace snowflake::pg {
 
 struct Settings {
-  // Server start only: the layout of the IDs and their epoch.
+  // Server start only (without the preload: the server's configuration when
+  // the session loaded the library): the layout of the IDs and their epoch.
   int timestamp_bits = kDefaultTimestampBits;
   int datacenter_bits = kDefaultDatacenterBits;
   int worker_bits = kDefaultWorkerBits;
@@ -36,7 +37,11 @@ extern Settings settings;
 
 // Defines every snowflake.* setting. While the server starts (preload), a
 // layout that does not add up, an epoch the layout cannot reach, or an ID that
-// does not fit its field stops it with a message naming the values.
+// does not fit its field stops it with a message naming the values. Without
+// the preload (a session loading the library) the layout is the server's
+// configuration, never a session's value, and fixed for the session; a layout
+// that is not valid, or one a session's connection options or role set, is an
+// error, before anything is defined.
 void define_settings();
 
 // The node field, or ereport(ERROR) naming the setting that is not set.
