@@ -84,11 +84,6 @@ BEGIN
                   HINT = 'snowflake_convert_column converts a column of a table.';
     END IF;
 
-    -- The lock ALTER TABLE takes, taken first: no row can be written between
-    -- reading the largest value and changing the default (and no lock upgrade
-    -- can deadlock with another conversion).
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', rel);
-
     SELECT a.atttypid, a.attidentity <> '', pg_get_expr(d.adbin, d.adrelid)
       INTO column_type, is_identity, default_expression
       FROM pg_attribute a

@@ -1,4 +1,5 @@
--- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1.
+-- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
+-- 1.2; 1.1 installed as such updates to 1.2 too.
 DROP EXTENSION IF EXISTS snowflake CASCADE;
 CREATE EXTENSION snowflake VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
@@ -9,8 +10,14 @@ SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel
 CREATE TABLE kept (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
 INSERT INTO kept DEFAULT VALUES;
 
+ALTER EXTENSION snowflake UPDATE TO '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first
+  FROM pg_proc WHERE proname = 'snowflake_convert_column';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first
+  FROM pg_proc WHERE proname = 'snowflake_convert_column';
 SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
@@ -24,3 +31,12 @@ SELECT classid::regclass, objid::regclass AS view
 INSERT INTO kept DEFAULT VALUES;
 SELECT count(*), count(DISTINCT id) FROM kept;
 DROP TABLE kept;
+
+-- 1.1 to 1.2 directly.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.1';
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first,
+       obj_description(oid, 'pg_proc') IS NOT NULL AS commented
+  FROM pg_proc WHERE proname = 'snowflake_convert_column';
