@@ -295,7 +295,10 @@ const char* registry_time(TimestampTz t) {
   pg_unreachable();
 }
 
-[[noreturn]] void refuse_ids_before(const View& view, int64_t timestamp) {
+// (Reads the whole View: callers have only its hot part.)
+[[noreturn]] void refuse_ids_before(int64_t timestamp) {
+  View view;
+  read_view(&view, sizeof(View));
   const int64_t epoch_ms = settings.layout.epoch_ms();
   ereport(ERROR,
           (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -445,12 +448,12 @@ void confirm_registered_node(int64_t node, int64_t timestamp) {
   read_view(&view, kHotSize);
   if (likely(view_allows(view, lease_clock_us(), node))) {
     if (likely(timestamp < view.ids_before)) return;
-    refuse_ids_before(view, timestamp);
+    refuse_ids_before(timestamp);
   }
   // Says why: the lease ran out, another node holds the identity, ...
   if (registered_node() != node) refuse_unconfirmed(view, false);
   read_view(&view, kHotSize);
-  if (timestamp >= view.ids_before) refuse_ids_before(view, timestamp);
+  if (timestamp >= view.ids_before) refuse_ids_before(timestamp);
 }
 
 void explain_clock_behind(int64_t last_timestamp, int64_t clock) {
