@@ -11,11 +11,14 @@
 //
 // Claims. One statement claims or renews a row: an upsert that succeeds only
 // if the row is free, expired (registry clock), or this node's own: the same
-// system identifier on a later timeline (a promoted standby takes over its
-// primary's claim) or on the same timeline from the same host and data
-// directory (a restart). A clone of a data directory (same system identifier
+// system identifier on a later timeline (a promoted standby; but also a
+// point-in-time restore or a promoted copy, which cannot be told apart) or on
+// the same timeline from the same host and data directory (the same holder:
+// renewing, or restarted). A clone of a data directory (same system identifier
 // and timeline, elsewhere) must wait for the lease to expire like any other
 // node. Lease times are the registry's now(), so node clocks do not matter.
+// The table is resolved once per connection through the connection's
+// search_path and named with its schema in every statement.
 //
 // The rule that keeps two nodes apart. A node issues IDs only while its
 // monotonic clock (CLOCK_BOOTTIME: it counts suspended time too) reads less than
@@ -27,23 +30,44 @@
 // at least lease / 10 before anyone else may start, as long as the two clocks
 // run at the same rate; whether the registry is reachable in between does not
 // matter. Renewals go out every lease / 3 and are retried every second (at
-// most) after a failure.
+// most) after a failure; each request times out after lease / 4 (at most
+// 10 s).
 //
-// Handover. A holder also reports ids_before, a timestamp above every ID it
-// may issue under the lease it asks for (the later of its clock and its last
-// ID, plus the lease and snowflake.max_lead). When a node with another system
-// identifier takes a row over, the row keeps the largest such value of earlier
-// holders (inherited_ids_before) and the new holder raises its generator above
-// it before it issues: its IDs stay above its predecessor's even when its clock
-// is behind. A promoted standby needs no such floor: the durable bound it
-// replayed from WAL already covers its primary's IDs.
+// The rule that keeps a takeover apart, even from a holder that still runs.
+// Each claim and renewal reports ids_before (the later of the node's clock and
+// its last ID, plus the lease, snowflake.max_lead and 1 ms; at least the floor
+// below plus the same window); the registry keeps it in the row and returns
+// it. The holder never returns an ID whose timestamp is at or above the
+// ids_before of its last accepted claim or renewal: issue() checks it after
+// reserving, with the lease (confirm_registered_node), so a forward clock
+// step or a larger max_lead cannot pass it. Whenever the row passes to
+// anyone but the same holder, the row's inherited_ids_before becomes the
+// largest ids_before of the holders before (greatest(ids_before,
+// inherited_ids_before)), and the new holder raises its generator's floor to
+// it (Generator::raise_floor: the first ID there still makes a durable bound
+// first) before it publishes the lease. So its IDs are above every ID the
+// previous holder returned or can still return before it is fenced at its
+// next renewal. When the floor is further ahead of the clock than max_lead,
+// the new holder's IDs wait for its clock (explain_clock_behind says so): a
+// promoted standby issues at once when its predecessor released its row (or
+// its floor is past), and a restore or copy of a live node waits up to a lease
+// unless max_lead >= the lease.
+//
+// Release. On a clean shutdown (SIGTERM) the worker publishes "released" (no
+// backend returns another ID: each reads the View after its reservation, with
+// a full barrier between), then reads last_id, and sets the row's ids_before
+// to 1 ms above that ID's timestamp (bounded by kReleaseTimeoutMs). A standby
+// promoted in a planned switchover then finds a floor already past. The lease
+// is left to run, so a restart within it keeps the identity and other nodes
+// (another system identifier, the same timeline) still wait for it.
 //
 // Shared memory protocol (SharedRegistry). The worker writes the View as a
 // seqlock: it makes changecount odd, copies the View in, makes changecount even
 // again, and broadcasts the condition variable. Readers copy the part they
 // need between two reads of changecount and retry if it was odd or moved, so
-// they take no lock. issue() reads five words this way per call; without a
-// registry it reads none (issuing_node() in registry.hpp).
+// they take no lock. issue() reads the hot part (six words) this way twice per
+// call, before and after its reservation; without a registry it reads none
+// (issuing_node() in registry.hpp).
 #include "registry.hpp"
 
 #include <unistd.h>
@@ -102,7 +126,7 @@ enum class State : int32 {
   kConflict,      // another live node holds the configured identity
   kUnreachable,   // no lease, and the last attempt failed
   kExhausted,     // automatic leasing found no free identity
-  kReleased,      // the node is shutting down and gave its lease back
+  kReleased,      // shutting down: issues nothing, told the registry its last ID
 };
 
 // A registry row as the worker saw it.
@@ -319,8 +343,9 @@ const char* registry_time(TimestampTz t) {
 [[noreturn]] void refuse_released(const View& view) {
   ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                   errmsg("this node has released its snowflake identity"),
-                  errdetail("The server is shutting down: the \"%s\" worker gave the lease of "
-                            "datacenter_id %d, worker_id %d back to the registry.",
+                  errdetail("The server is shutting down: the \"%s\" worker stopped issuing "
+                            "under datacenter_id %d, worker_id %d and told the registry up to "
+                            "where its IDs run.",
                             kWorkerName, view.datacenter_id, view.worker_id),
                   errhint("Issue IDs on the node that takes over, or after this one restarts.")));
   pg_unreachable();
@@ -840,13 +865,12 @@ constexpr char kClaim[] =
     "          WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
     "            AND NOT EXISTS (SELECT FROM claim)) AS answer";
 
-// At shutdown: the lease ends now, and the row promises only the IDs this node
-// actually issued, so that the next holder (a standby promoted in a planned
-// switchover) starts at once.
+// At shutdown: the row promises only the IDs this node actually issued, so
+// that a standby promoted in a planned switchover starts at once. The lease
+// itself runs on: the node gets its identity back if it restarts within it.
 constexpr char kRelease[] =
     "UPDATE {table}\n"
-    "  SET expires_at = least(expires_at, now()), renewed_at = now(),\n"
-    "      ids_before = timestamptz 'epoch' + $7::bigint * interval '1 millisecond'\n"
+    "  SET ids_before = timestamptz 'epoch' + $7::bigint * interval '1 millisecond'\n"
     "  WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
     "    AND system_identifier = $3::numeric AND timeline = $4::bigint\n"
     "    AND host = $5::text AND data_directory = $6::text";
@@ -1226,12 +1250,14 @@ void set_state(State state) {
   publish();
 }
 
-// Clean shutdown: give the lease back, so that a standby promoted in a planned
-// switchover (or any other node) takes over with a floor already past. First
-// the View says "released", so no backend returns another ID (each checks the
-// View after its reservation); then last_id bounds every ID returned, and the
-// row ends its lease now with ids_before just above it. Bounded by
-// kReleaseTimeoutMs; on failure the lease simply runs out.
+// Clean shutdown: lower the row's ids_before to what this node issued, so
+// that a standby promoted in a planned switchover takes over with a floor
+// already past. First the View says "released", so no backend returns another
+// ID (each checks the View after its reservation); then last_id bounds every
+// ID returned, and the row's ids_before goes to 1 ms above it. The lease is
+// not ended: a restart within it keeps the identity (automatic leasing), and
+// other nodes than a promoted standby still wait for it. Bounded by
+// kReleaseTimeoutMs; on failure the row keeps the ids_before it had.
 void release() {
   View& view = worker.view;
   if (view.state != State::kHeld || !registry_configured) return;
@@ -1253,7 +1279,7 @@ void release() {
   if (worker.connection == nullptr && !connect_registry(error)) {
     ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
                          datacenter_id, worker_id, error),
-                  errdetail("Its lease runs out in the registry instead.")));
+                  errdetail("The row keeps the ids_before of its last renewal.")));
     return;
   }
   Self self;
@@ -1269,7 +1295,7 @@ void release() {
   if (result == nullptr) {
     ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
                          datacenter_id, worker_id, error),
-                  errdetail("Its lease runs out in the registry instead.")));
+                  errdetail("The row keeps the ids_before of its last renewal.")));
     return;
   }
   const bool released = strcmp(PQcmdTuples(result), "1") == 0;
@@ -1277,7 +1303,8 @@ void release() {
   if (released) {
     ereport(LOG, (errmsg("snowflake registry: released datacenter_id %d, worker_id %d",
                          datacenter_id, worker_id),
-                  errdetail("The lease ends now; this node's IDs run up to %s.",
+                  errdetail("The registry row now says this node's IDs run up to %s; a standby "
+                            "promoted in its place issues at once. The lease runs on.",
                             timestamp_text(timestamptz_from_unix_ms(ids_before)))));
   }
 }
