@@ -94,6 +94,7 @@ void sleep_until(int64_t until, int64_t clock) {
 void report(const Outcome& outcome) {
   switch (outcome.step) {
     case Step::kClockBehind:
+      if (registry_configured) explain_clock_behind(outcome.last_timestamp, outcome.clock);
       count(kClockErrors);
       ereport(ERROR,
               (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -150,7 +151,7 @@ IssuedRun issue(int64_t wanted) {
     switch (outcome.step) {
       case Step::kIssued:
         count(kIdsIssued, outcome.count);
-        confirm_issuing_node(node);
+        confirm_issuing_node(node, outcome.timestamp);
         if (unlikely(outcome.refresh_durable)) make_durable(outcome.timestamp, false);
         return {outcome.first_id, outcome.count};
       case Step::kWaitForSequence:

@@ -11,11 +11,14 @@
 //
 // Claims. One statement claims or renews a row: an upsert that succeeds only
 // if the row is free, expired (registry clock), or this node's own: the same
-// system identifier on a later timeline (a promoted standby takes over its
-// primary's claim) or on the same timeline from the same host and data
-// directory (a restart). A clone of a data directory (same system identifier
+// system identifier on a later timeline (a promoted standby; but also a
+// point-in-time restore or a promoted copy, which cannot be told apart) or on
+// the same timeline from the same host and data directory (the same holder:
+// renewing, or restarted). A clone of a data directory (same system identifier
 // and timeline, elsewhere) must wait for the lease to expire like any other
 // node. Lease times are the registry's now(), so node clocks do not matter.
+// The table is resolved once per connection through the connection's
+// search_path and named with its schema in every statement.
 //
 // The rule that keeps two nodes apart. A node issues IDs only while its
 // monotonic clock (CLOCK_BOOTTIME: it counts suspended time too) reads less than
@@ -27,23 +30,44 @@
 // at least lease / 10 before anyone else may start, as long as the two clocks
 // run at the same rate; whether the registry is reachable in between does not
 // matter. Renewals go out every lease / 3 and are retried every second (at
-// most) after a failure.
+// most) after a failure; each request times out after lease / 4 (at most
+// 10 s).
 //
-// Handover. A holder also reports ids_before, a timestamp above every ID it
-// may issue under the lease it asks for (the later of its clock and its last
-// ID, plus the lease and snowflake.max_lead). When a node with another system
-// identifier takes a row over, the row keeps the largest such value of earlier
-// holders (inherited_ids_before) and the new holder raises its generator above
-// it before it issues: its IDs stay above its predecessor's even when its clock
-// is behind. A promoted standby needs no such floor: the durable bound it
-// replayed from WAL already covers its primary's IDs.
+// The rule that keeps a takeover apart, even from a holder that still runs.
+// Each claim and renewal reports ids_before (the later of the node's clock and
+// its last ID, plus the lease, snowflake.max_lead and 1 ms; at least the floor
+// below plus the same window); the registry keeps it in the row and returns
+// it. The holder never returns an ID whose timestamp is at or above the
+// ids_before of its last accepted claim or renewal: issue() checks it after
+// reserving, with the lease (confirm_registered_node), so a forward clock
+// step or a larger max_lead cannot pass it. Whenever the row passes to
+// anyone but the same holder, the row's inherited_ids_before becomes the
+// largest ids_before of the holders before (greatest(ids_before,
+// inherited_ids_before)), and the new holder raises its generator's floor to
+// it (Generator::raise_floor: the first ID there still makes a durable bound
+// first) before it publishes the lease. So its IDs are above every ID the
+// previous holder returned or can still return before it is fenced at its
+// next renewal. When the floor is further ahead of the clock than max_lead,
+// the new holder's IDs wait for its clock (explain_clock_behind says so): a
+// promoted standby issues at once when its predecessor released its row (or
+// its floor is past), and a restore or copy of a live node waits up to a lease
+// unless max_lead >= the lease.
+//
+// Release. On a clean shutdown (SIGTERM) the worker publishes "released" (no
+// backend returns another ID: each reads the View after its reservation, with
+// a full barrier between), then reads last_id, and sets the row's ids_before
+// to 1 ms above that ID's timestamp (bounded by kReleaseTimeoutMs). A standby
+// promoted in a planned switchover then finds a floor already past. The lease
+// is left to run, so a restart within it keeps the identity and other nodes
+// (another system identifier, the same timeline) still wait for it.
 //
 // Shared memory protocol (SharedRegistry). The worker writes the View as a
 // seqlock: it makes changecount odd, copies the View in, makes changecount even
 // again, and broadcasts the condition variable. Readers copy the part they
 // need between two reads of changecount and retry if it was odd or moved, so
-// they take no lock. issue() reads five words this way per call; without a
-// registry it reads none (issuing_node() in registry.hpp).
+// they take no lock. issue() reads the hot part (six words) this way twice per
+// call, before and after its reservation; without a registry it reads none
+// (issuing_node() in registry.hpp).
 #include "registry.hpp"
 
 #include <unistd.h>
@@ -77,8 +101,12 @@ constexpr int kSystemIdentifierSize = 24;
 constexpr int kHostSize = 256;
 constexpr int kErrorSize = 512;
 
-// How long issue() waits for the worker's first answer for this identity.
-constexpr int64_t kFirstClaimWaitMs = 5000;
+// How long issue() waits for the worker's first answer for this identity
+// (after the server starts, or a reload that changes the identity or the
+// registry): a connection and two statements to a registry nearby.
+constexpr int64_t kFirstClaimWaitMs = 2000;
+// At shutdown, the release of the lease gets at most this long.
+constexpr int kReleaseTimeoutMs = 1000;
 // After a failed attempt, the worker tries again this soon (or lease / 3).
 constexpr int64_t kRetryMs = 1000;
 // How often a standby looks whether it has been promoted.
@@ -98,6 +126,7 @@ enum class State : int32 {
   kConflict,      // another live node holds the configured identity
   kUnreachable,   // no lease, and the last attempt failed
   kExhausted,     // automatic leasing found no free identity
+  kReleased,      // shutting down: issues nothing, told the registry its last ID
 };
 
 // A registry row as the worker saw it.
@@ -118,12 +147,19 @@ struct View {
   int32 target_worker_id;
   int64 node;            // leased or confirmed (kHeld), else -1
   int64 valid_until_us;  // on lease_clock_us() (kHeld)
+  // (kHeld) The ids_before of the last accepted claim or renewal, as a
+  // timestamp of the layout: every ID returned lies below it.
+  int64 ids_before;
   // The rest, for errors and snowflake_registry_status().
   Holder mine;  // this node's row (kHeld); its identity also when contested
   int32 datacenter_id;
   int32 worker_id;
   int32 lease_ms;
   Holder other;  // kConflict
+  // The floor inherited at the last takeover (a timestamp of the layout, 0 if
+  // none) and the host of the node it was taken over from ("" if unknown).
+  int64 floor;
+  char floor_host[kHostSize];
   TimestampTz error_at;
   char error[kErrorSize];
 };
@@ -199,9 +235,15 @@ int64_t renew_interval_us() {
 int64_t retry_us() {
   return std::min(kRetryMs * 1000, renew_interval_us());
 }
-// For connecting and for each statement (also the registry's statement_timeout).
+// Set while the worker gives its lease back at shutdown.
+bool releasing = false;
+
+// For connecting and for each statement (also the registry's statement_timeout):
+// a quarter of the lease, at most 10 s, so that a renewal sent a third into the
+// lease has failed or succeeded long before the node must stop (0.9 of it).
 int request_timeout_ms() {
-  return std::clamp(settings.registry_lease_ms / 2, 2000, 10000);
+  const int timeout_ms = std::min(settings.registry_lease_ms / 4, 10000);
+  return releasing ? std::min(timeout_ms, kReleaseTimeoutMs) : timeout_ms;
 }
 
 // The clock of leases and waits: monotonic, and unlike CLOCK_MONOTONIC it
@@ -274,6 +316,38 @@ const char* registry_time(TimestampTz t) {
                      view.error[0] != '\0' ? view.error : "none."),
            errhint("Make the registry in snowflake.registry reachable again: the node renews its "
                    "lease and issues IDs again at once.")));
+  pg_unreachable();
+}
+
+// (Reads the whole View: callers have only its hot part.)
+[[noreturn]] void refuse_ids_before(int64_t timestamp) {
+  View view;
+  read_view(&view, sizeof(View));
+  const int64_t epoch_ms = settings.layout.epoch_ms();
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake IDs have reached the limit this node reported to the registry"),
+           errdetail("The last renewal of datacenter_id %d, worker_id %d the registry accepted "
+                     "promised IDs before %s; the next ID is of %s. A node that takes the "
+                     "identity over starts at that limit, so this node issues no ID at or "
+                     "above it.",
+                     view.datacenter_id, view.worker_id,
+                     timestamp_text(timestamptz_from_unix_ms(view.ids_before + epoch_ms)),
+                     timestamp_text(timestamptz_from_unix_ms(timestamp + epoch_ms))),
+           errhint("The clock jumped forward or snowflake.max_lead was raised since the last "
+                   "renewal: the next renewal (within a third of snowflake.registry_lease) "
+                   "raises the limit. Make sure the registry is reachable.")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_released(const View& view) {
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("this node has released its snowflake identity"),
+                  errdetail("The server is shutting down: the \"%s\" worker stopped issuing "
+                            "under datacenter_id %d, worker_id %d and told the registry up to "
+                            "where its IDs run.",
+                            kWorkerName, view.datacenter_id, view.worker_id),
+                  errhint("Issue IDs on the node that takes over, or after this one restarts.")));
   pg_unreachable();
 }
 
@@ -379,6 +453,8 @@ int64_t registered_node() {
         refuse_conflict(view);
       case State::kExhausted:
         refuse_exhausted(view);
+      case State::kReleased:
+        refuse_released(view);
       case State::kUnconfigured:
         (void)configured_node();
         break;
@@ -389,12 +465,46 @@ int64_t registered_node() {
   }
 }
 
-void confirm_registered_node(int64_t node) {
+void confirm_registered_node(int64_t node, int64_t timestamp) {
+  // The reservation (a compare-and-swap on last_id) before the View: the
+  // release at shutdown publishes the View first, then reads last_id.
+  pg_memory_barrier();
   View view;
   read_view(&view, kHotSize);
-  if (view_allows(view, lease_clock_us(), node)) return;
+  if (likely(view_allows(view, lease_clock_us(), node))) {
+    if (likely(timestamp < view.ids_before)) return;
+    refuse_ids_before(timestamp);
+  }
   // Says why: the lease ran out, another node holds the identity, ...
   if (registered_node() != node) refuse_unconfirmed(view, false);
+  read_view(&view, kHotSize);
+  if (timestamp >= view.ids_before) refuse_ids_before(timestamp);
+}
+
+void explain_clock_behind(int64_t last_timestamp, int64_t clock) {
+  View view;
+  read_view(&view, sizeof(View));
+  // Only while the generator has issued nothing at or above the floor.
+  if (view.state != State::kHeld || view.floor <= 0 || last_timestamp >= view.floor ||
+      view.floor - clock <= settings.max_lead_ms)
+    return;
+  const int64_t epoch_ms = settings.layout.epoch_ms();
+  const int64_t from = view.floor - settings.max_lead_ms;
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("this node is taking snowflake identity datacenter_id %d, worker_id %d over "
+                  "from %s, whose IDs may run up to %s",
+                  view.datacenter_id, view.worker_id,
+                  view.floor_host[0] != '\0' ? view.floor_host : "its previous holder",
+                  timestamp_text(timestamptz_from_unix_ms(view.floor + epoch_ms))),
+           errdetail("IDs are issued from %s, when this node's clock (now %s) is within "
+                     "snowflake.max_lead (%d ms) of that time; that is %lld ms from now.",
+                     timestamp_text(timestamptz_from_unix_ms(from + epoch_ms)),
+                     timestamp_text(timestamptz_from_unix_ms(clock + epoch_ms)),
+                     settings.max_lead_ms, static_cast<long long>(from - clock)),
+           errhint("Wait until then, or set snowflake.max_lead >= snowflake.registry_lease "
+                   "(plus the previous holder's snowflake.max_lead) so that a takeover issues "
+                   "IDs at once, ahead of the clock.")));
 }
 
 // ---------------------------------------------------------------------------
@@ -456,6 +566,9 @@ struct Self {
 struct Worker {
   PGconn* connection;
   char* connected_to;  // malloc'd copy of the snowflake.registry it connected with
+  // The registry table as the connection resolved it, schema-qualified and
+  // quoted: every statement names it so, whatever the search_path does later.
+  char table[2 * NAMEDATALEN * 2 + 8];
   View view;
   int64_t next_attempt_us;
   State logged;         // the last state written to the server log
@@ -491,13 +604,31 @@ void disconnect() {
   worker.connection = nullptr;
   free(worker.connected_to);
   worker.connected_to = nullptr;
+  worker.table[0] = '\0';
+}
+
+// `text` with each {table} replaced by the table the connection resolved
+// (allocated in the current memory context).
+const char* with_table(const char* text) {
+  constexpr char kToken[] = "{table}";
+  StringInfoData out;
+  initStringInfo(&out);
+  for (const char* p = text; *p != '\0';) {
+    if (strncmp(p, kToken, sizeof(kToken) - 1) == 0) {
+      appendStringInfoString(&out, worker.table);
+      p += sizeof(kToken) - 1;
+    } else {
+      appendStringInfoChar(&out, *p++);
+    }
+  }
+  return out.data;
 }
 
 // Waits until the connection's socket is ready for `events`; false (with the
 // reason in `error`) at the deadline or when the server shuts down.
 bool wait_for_socket(int events, int64_t deadline_us, char* error) {
   for (;;) {
-    if (ShutdownRequestPending) {
+    if (ShutdownRequestPending && !releasing) {
       snprintf(error, kErrorSize, "the server is shutting down");
       return false;
     }
@@ -570,7 +701,7 @@ PGresult* run(const char* sql, int count, const char* const* parameters, char* e
 
 // The registry table; doc/registry.md shows the same statement.
 constexpr char kCreateTable[] =
-    "CREATE TABLE IF NOT EXISTS snowflake_registry (\n"
+    "CREATE TABLE IF NOT EXISTS {table} (\n"
     "    datacenter_id        integer     NOT NULL,\n"
     "    worker_id            integer     NOT NULL,\n"
     "    system_identifier    numeric(20) NOT NULL,\n"
@@ -586,9 +717,13 @@ constexpr char kCreateTable[] =
     "    PRIMARY KEY (datacenter_id, worker_id)\n"
     ")";
 
-// Connects, bounds the registry's statement and lock waits, and creates the
-// table if it is missing (a role without CREATE never gets that far if an
-// administrator created it).
+// Connects, bounds the registry's statement and lock waits, and resolves the
+// table once: the first schema of the connection's search_path that has
+// snowflake_registry (to_regclass), else it is created in the schema an
+// unqualified CREATE TABLE would use (current_schema(), the first schema of
+// the path that exists). A role without CREATE never gets that far if an
+// administrator created it. Every later statement names the table with that
+// schema.
 bool connect_registry(char* error) {
   char timeout_seconds[16];
   snprintf(timeout_seconds, sizeof(timeout_seconds), "%d", (request_timeout_ms() + 999) / 1000);
@@ -628,17 +763,32 @@ bool connect_registry(char* error) {
   snprintf(timeout, sizeof(timeout), "%dms", request_timeout_ms());
   const char* const parameters[] = {timeout, kTable};
   PGresult* result = run(
-      "SELECT set_config('statement_timeout', $1, false), set_config('lock_timeout', $1, false), "
-      "to_regclass($2) IS NOT NULL",
+      "SELECT pg_catalog.set_config('statement_timeout', $1, false),\n"
+      "    pg_catalog.set_config('lock_timeout', $1, false),\n"
+      "    (SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)\n"
+      "       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\n"
+      "       WHERE c.oid = pg_catalog.to_regclass($2)),\n"
+      "    pg_catalog.quote_ident(pg_catalog.current_schema()) || '.' || $2",
       2, parameters, error);
   if (result == nullptr) {
     disconnect();
     return false;
   }
-  const bool exists = PQntuples(result) == 1 && strcmp(PQgetvalue(result, 0, 2), "t") == 0;
+  const bool exists = PQntuples(result) == 1 && !PQgetisnull(result, 0, 2);
+  const bool creatable = PQntuples(result) == 1 && !PQgetisnull(result, 0, 3);
+  if (exists || creatable)
+    strlcpy(worker.table, PQgetvalue(result, 0, exists ? 2 : 3), sizeof(worker.table));
   PQclear(result);
+  if (!exists && !creatable) {
+    snprintf(error, kErrorSize,
+             "the registry has no table %s in the search_path, and no schema in the search_path "
+             "to create it in",
+             kTable);
+    disconnect();
+    return false;
+  }
   if (!exists) {
-    result = run(kCreateTable, 0, nullptr, error);
+    result = run(with_table(kCreateTable), 0, nullptr, error);
     if (result == nullptr) {
       disconnect();
       return false;
@@ -649,11 +799,18 @@ bool connect_registry(char* error) {
 }
 
 // One statement claims or renews (datacenter_id, worker_id), or reports who
-// holds it. The conditions are those in the file header; inherited_ids_before
-// carries earlier holders' ids_before past a change of system identifier.
+// holds it. The conditions are those in the file header. The same holder
+// renewing (same system identifier, timeline, host and data directory) keeps
+// the row's inherited_ids_before; every other claimant gets the largest
+// ids_before of the holders before it. `previous` (the row as it was: the CTEs
+// share one snapshot) names the node a takeover was taken from.
 constexpr char kClaim[] =
-    "WITH claim AS (\n"
-    "  INSERT INTO snowflake_registry AS r (datacenter_id, worker_id, system_identifier,\n"
+    "WITH previous AS (\n"
+    "  SELECT host, system_identifier = $3::numeric AND timeline = $4::bigint\n"
+    "      AND host = $5::text AND data_directory = $6::text AS same_holder\n"
+    "    FROM {table} WHERE datacenter_id = $1::integer AND worker_id = $2::integer),\n"
+    "claim AS (\n"
+    "  INSERT INTO {table} AS r (datacenter_id, worker_id, system_identifier,\n"
     "      timeline, host, data_directory, cluster_name, claimed_at, renewed_at, expires_at,\n"
     "      ids_before)\n"
     "  VALUES ($1::integer, $2::integer, $3::numeric, $4::bigint, $5::text, $6::text, $7::text,\n"
@@ -662,16 +819,28 @@ constexpr char kClaim[] =
     "  ON CONFLICT (datacenter_id, worker_id) DO UPDATE SET\n"
     "    claimed_at = CASE WHEN r.expires_at >= now()\n"
     "                       AND r.system_identifier = excluded.system_identifier\n"
+    "                       AND r.timeline = excluded.timeline\n"
     "                       AND r.host = excluded.host\n"
     "                       AND r.data_directory = excluded.data_directory\n"
     "                      THEN r.claimed_at ELSE now() END,\n"
     "    inherited_ids_before = CASE WHEN r.system_identifier = excluded.system_identifier\n"
+    "                                 AND r.timeline = excluded.timeline\n"
+    "                                 AND r.host = excluded.host\n"
+    "                                 AND r.data_directory = excluded.data_directory\n"
     "                                THEN r.inherited_ids_before\n"
     "                                ELSE greatest(r.ids_before, r.inherited_ids_before) END,\n"
     "    system_identifier = excluded.system_identifier, timeline = excluded.timeline,\n"
     "    host = excluded.host, data_directory = excluded.data_directory,\n"
     "    cluster_name = excluded.cluster_name, renewed_at = now(),\n"
-    "    expires_at = excluded.expires_at, ids_before = excluded.ids_before\n"
+    "    expires_at = excluded.expires_at,\n"
+    "    ids_before = greatest(excluded.ids_before,\n"
+    "        CASE WHEN r.system_identifier = excluded.system_identifier\n"
+    "              AND r.timeline = excluded.timeline\n"
+    "              AND r.host = excluded.host\n"
+    "              AND r.data_directory = excluded.data_directory\n"
+    "             THEN r.inherited_ids_before\n"
+    "             ELSE greatest(r.ids_before, r.inherited_ids_before) END\n"
+    "          + $10::bigint * interval '1 millisecond')\n"
     "  WHERE r.expires_at < now()\n"
     "     OR (r.system_identifier = excluded.system_identifier\n"
     "         AND (r.timeline < excluded.timeline\n"
@@ -686,12 +855,25 @@ constexpr char kClaim[] =
     "    CASE WHEN isfinite(expires_at)\n"
     "      THEN (extract(epoch FROM expires_at) * 1000000)::bigint END,\n"
     "    CASE WHEN claimed AND inherited_ids_before IS NOT NULL THEN floor(extract(epoch FROM\n"
-    "      least(inherited_ids_before, timestamptz '100000-01-01')) * 1000)::bigint END\n"
+    "      least(inherited_ids_before, timestamptz '100000-01-01')) * 1000)::bigint END,\n"
+    "    CASE WHEN claimed THEN (SELECT host FROM previous WHERE NOT same_holder) END,\n"
+    "    CASE WHEN claimed THEN floor(extract(epoch FROM\n"
+    "      least(ids_before, timestamptz '100000-01-01')) * 1000)::bigint END\n"
     "  FROM (SELECT true AS claimed, * FROM claim\n"
     "        UNION ALL\n"
-    "        SELECT false, * FROM snowflake_registry\n"
+    "        SELECT false, * FROM {table}\n"
     "          WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
     "            AND NOT EXISTS (SELECT FROM claim)) AS answer";
+
+// At shutdown: the row promises only the IDs this node actually issued, so
+// that a standby promoted in a planned switchover starts at once. The lease
+// itself runs on: the node gets its identity back if it restarts within it.
+constexpr char kRelease[] =
+    "UPDATE {table}\n"
+    "  SET ids_before = timestamptz 'epoch' + $7::bigint * interval '1 millisecond'\n"
+    "  WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
+    "    AND system_identifier = $3::numeric AND timeline = $4::bigint\n"
+    "    AND host = $5::text AND data_directory = $6::text";
 
 // A registry time sent as microseconds since 1970; NULL stands for infinity
 // (a row an administrator reserved for good).
@@ -704,8 +886,10 @@ enum class Claim { kClaimed, kTaken, kRace, kFailed };
 
 struct ClaimResult {
   Holder row;
-  int64_t inherited_ms;  // -1 if none
-  int64_t sent_us;       // lease_clock_us() when the statement was sent
+  int64_t inherited_ms;        // -1 if none
+  int64_t sent_us;             // lease_clock_us() when the statement was sent
+  int64_t ids_before_ms;       // the row's ids_before once claimed (ms since 1970)
+  char taken_from[kHostSize];  // a takeover: the previous holder's host, else ""
 };
 
 // Above every ID this node may issue under a lease of lease_ms from now.
@@ -719,17 +903,26 @@ int64_t ids_before_ms() {
 }
 
 Claim claim(const Self& self, int datacenter_id, int worker_id, ClaimResult* out, char* error) {
-  char datacenter[16], work[16], timeline[24], lease[16], ids_before[24];
+  char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24];
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
   snprintf(lease, sizeof(lease), "%d", settings.registry_lease_ms);
   snprintf(ids_before, sizeof(ids_before), "%lld", static_cast<long long>(ids_before_ms()));
-  const char* const parameters[] = {datacenter,        work,      self.system_identifier,
-                                    timeline,          self.host, self.data_directory,
-                                    self.cluster_name, lease,     ids_before};
+  snprintf(window, sizeof(window), "%lld",
+           static_cast<long long>(int64_t{settings.registry_lease_ms} + settings.max_lead_ms + 1));
+  const char* const parameters[] = {datacenter,
+                                    work,
+                                    self.system_identifier,
+                                    timeline,
+                                    self.host,
+                                    self.data_directory,
+                                    self.cluster_name,
+                                    lease,
+                                    ids_before,
+                                    window};
   out->sent_us = lease_clock_us();
-  PGresult* result = run(kClaim, 9, parameters, error);
+  PGresult* result = run(with_table(kClaim), 10, parameters, error);
   if (result == nullptr) return Claim::kFailed;
   if (PQntuples(result) != 1) {
     PQclear(result);
@@ -745,6 +938,10 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, ClaimResult* out
   row.expires_at = registry_timestamp(result, 7);
   out->inherited_ms =
       PQgetisnull(result, 0, 8) ? -1 : strtoll(PQgetvalue(result, 0, 8), nullptr, 10);
+  copy_printable(out->taken_from, sizeof(out->taken_from),
+                 PQgetisnull(result, 0, 9) ? "" : PQgetvalue(result, 0, 9));
+  out->ids_before_ms =
+      PQgetisnull(result, 0, 10) ? -1 : strtoll(PQgetvalue(result, 0, 10), nullptr, 10);
   const bool claimed = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
   PQclear(result);
   return claimed ? Claim::kClaimed : Claim::kTaken;
@@ -773,14 +970,15 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
   snprintf(high, sizeof(high), "%d", last_datacenter);
   snprintf(workers, sizeof(workers), "%d", last_worker);
   const char* const parameters[] = {low, high, workers};
-  PGresult* result = run(
-      "SELECT datacenter_id, worker_id, system_identifier::text, timeline, host, data_directory,\n"
-      "    expires_at >= now()\n"
-      "  FROM snowflake_registry\n"
-      "  WHERE datacenter_id BETWEEN $1::integer AND $2::integer\n"
-      "    AND worker_id BETWEEN 0 AND $3::integer\n"
-      "  ORDER BY datacenter_id, worker_id",
-      3, parameters, error);
+  PGresult* result =
+      run(with_table("SELECT datacenter_id, worker_id, system_identifier::text, timeline, host, "
+                     "data_directory,\n"
+                     "    expires_at >= now()\n"
+                     "  FROM {table}\n"
+                     "  WHERE datacenter_id BETWEEN $1::integer AND $2::integer\n"
+                     "    AND worker_id BETWEEN 0 AND $3::integer\n"
+                     "  ORDER BY datacenter_id, worker_id"),
+          3, parameters, error);
   if (result == nullptr) return false;
 
   const int rows = PQntuples(result);
@@ -823,20 +1021,35 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
   return *found;
 }
 
-// A new holder with another system identifier starts above its predecessors.
-void apply_inherited(int64_t inherited_ms) {
+// A new holder starts above its predecessors: its generator's floor goes up
+// to the largest ids_before they reported (nothing is made durable: the first
+// ID there raises a durable bound first). Renewals return the same floor,
+// which then changes nothing.
+void apply_inherited(const ClaimResult& result) {
   Generator* generator = node_generator();
   const Layout& layout = settings.layout;
-  const int64_t timestamp = inherited_ms - layout.epoch_ms();
-  if (generator == nullptr || inherited_ms < 0 || timestamp <= 0) return;
-  generator->restore(timestamp);
-  if (inherited_ms > unix_time_ms()) {
+  View& view = worker.view;
+  if (result.taken_from[0] != '\0') {
+    view.floor = 0;
+    strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
+  }
+  const int64_t timestamp = result.inherited_ms - layout.epoch_ms();
+  if (generator == nullptr || result.inherited_ms < 0 || timestamp <= 0) return;
+  const int64_t last = generator->state().last_id.load();
+  const bool raises = last < layout.max_id(timestamp - 1);
+  generator->raise_floor(timestamp);
+  if (timestamp > view.floor) view.floor = timestamp;
+  if (raises && result.inherited_ms > unix_time_ms()) {
     ereport(LOG,
             (errmsg("snowflake registry: continuing above the previous holder's IDs, which run "
                     "up to %s",
-                    timestamp_text(timestamptz_from_unix_ms(inherited_ms))),
-             errdetail("This node's clock is behind the timestamps the previous holder of the "
-                       "identity may have issued.")));
+                    timestamp_text(timestamptz_from_unix_ms(result.inherited_ms))),
+             errdetail("The previous holder of the identity (%s) may have issued IDs up to that "
+                       "time; this node's clock is behind it by %lld ms, snowflake.max_lead is "
+                       "%d ms.",
+                       view.floor_host[0] != '\0' ? view.floor_host : "unknown",
+                       static_cast<long long>(result.inherited_ms - unix_time_ms()),
+                       settings.max_lead_ms)));
   }
 }
 
@@ -895,14 +1108,20 @@ void record_failure(const char* error) {
 }
 
 void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& result) {
-  apply_inherited(result.inherited_ms);
   View& view = worker.view;
+  if (view.state != State::kHeld || view.datacenter_id != datacenter_id ||
+      view.worker_id != worker_id) {
+    view.floor = 0;
+    view.floor_host[0] = '\0';
+  }
+  apply_inherited(result);
   view.state = State::kHeld;
   view.datacenter_id = datacenter_id;
   view.worker_id = worker_id;
   view.node = settings.layout.node(datacenter_id, worker_id);
   view.lease_ms = settings.registry_lease_ms;
   view.valid_until_us = result.sent_us + lease_us() - lease_us() / 10;
+  view.ids_before = result.ids_before_ms - settings.layout.epoch_ms();
   view.mine = result.row;
   strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
   view.error[0] = '\0';
@@ -1031,6 +1250,65 @@ void set_state(State state) {
   publish();
 }
 
+// Clean shutdown: lower the row's ids_before to what this node issued, so
+// that a standby promoted in a planned switchover takes over with a floor
+// already past. First the View says "released", so no backend returns another
+// ID (each checks the View after its reservation); then last_id bounds every
+// ID returned, and the row's ids_before goes to 1 ms above it. The lease is
+// not ended: a restart within it keeps the identity (automatic leasing), and
+// other nodes than a promoted standby still wait for it. Bounded by
+// kReleaseTimeoutMs; on failure the row keeps the ids_before it had.
+void release() {
+  View& view = worker.view;
+  if (view.state != State::kHeld || !registry_configured) return;
+  const int datacenter_id = view.datacenter_id;
+  const int worker_id = view.worker_id;
+  view.state = State::kReleased;
+  view.node = -1;
+  view.valid_until_us = 0;
+  publish();
+  pg_memory_barrier();
+  Generator* generator = node_generator();
+  if (generator == nullptr) return;
+  const Layout& layout = settings.layout;
+  const int64_t last = generator->state().last_id.load();
+  const int64_t ids_before = layout.timestamp_of(last) + layout.epoch_ms() + 1;
+
+  releasing = true;
+  char error[kErrorSize];
+  if (worker.connection == nullptr && !connect_registry(error)) {
+    ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
+                         datacenter_id, worker_id, error),
+                  errdetail("The row keeps the ids_before of its last renewal.")));
+    return;
+  }
+  Self self;
+  describe_self(&self);
+  char datacenter[16], work[16], timeline[24], before[24];
+  snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
+  snprintf(work, sizeof(work), "%d", worker_id);
+  snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
+  snprintf(before, sizeof(before), "%lld", static_cast<long long>(ids_before));
+  const char* const parameters[] = {
+      datacenter, work, self.system_identifier, timeline, self.host, self.data_directory, before};
+  PGresult* result = run(with_table(kRelease), 7, parameters, error);
+  if (result == nullptr) {
+    ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
+                         datacenter_id, worker_id, error),
+                  errdetail("The row keeps the ids_before of its last renewal.")));
+    return;
+  }
+  const bool released = strcmp(PQcmdTuples(result), "1") == 0;
+  PQclear(result);
+  if (released) {
+    ereport(LOG, (errmsg("snowflake registry: released datacenter_id %d, worker_id %d",
+                         datacenter_id, worker_id),
+                  errdetail("The registry row now says this node's IDs run up to %s; a standby "
+                            "promoted in its place issues at once. The lease runs on.",
+                            timestamp_text(timestamptz_from_unix_ms(ids_before)))));
+  }
+}
+
 void reload() {
   ConfigReloadPending = false;
   const int lease_ms = settings.registry_lease_ms;
@@ -1085,7 +1363,8 @@ void snowflake_registry_main(Datum) {
       set_state(State::kUnconfigured);
     } else {
       const State state = worker.view.state;
-      if (state == State::kDisabled || state == State::kStandby || state == State::kUnconfigured)
+      if (state == State::kDisabled || state == State::kStandby || state == State::kUnconfigured ||
+          state == State::kReleased)
         set_state(State::kStarting);
       if (lease_clock_us() >= worker.next_attempt_us) attempt();
       timeout_ms = static_cast<long>(
@@ -1097,6 +1376,7 @@ void snowflake_registry_main(Datum) {
                     timeout_ms, PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);
   }
+  release();
   disconnect();
   // Exit code 1: restarted if terminated alone; the postmaster is shutting down otherwise.
   proc_exit(1);
@@ -1150,6 +1430,8 @@ const char* state_name(const View& view, int64_t now_us) {
       return "unreachable";
     case State::kExhausted:
       return "exhausted";
+    case State::kReleased:
+      return "released";
   }
   return "unknown";
 }

@@ -32,10 +32,19 @@ void register_registry_worker();
 // for the worker's first claim; ereport(ERROR) when the node may not issue.
 int64_t registered_node();
 
-// After IDs were reserved for `node`: the lease checked before the reservation
-// may have run out while the backend was paused. If the node no longer holds
-// `node`, ereport(ERROR); the reserved IDs are then never returned.
-void confirm_registered_node(int64_t node);
+// After IDs of millisecond `timestamp` (since the layout's epoch) were reserved
+// for `node`: the lease checked before the reservation may have run out while
+// the backend was paused, and the IDs must lie below the ids_before this node
+// reported with its last accepted claim (the floor of any node that takes the
+// identity over). Otherwise ereport(ERROR); the reserved IDs are then never
+// returned.
+void confirm_registered_node(int64_t node, int64_t timestamp);
+
+// The generator is further ahead of the clock than the policy allows. If that
+// is because this node took its identity over from a node whose IDs may run up
+// to a later time (the registry's floor), ereport(ERROR) saying so; otherwise
+// return (the caller reports a clock that moved backwards).
+void explain_clock_behind(int64_t last_timestamp, int64_t clock);
 
 // The node field for issue(), and the check after its reservation. Without a
 // registry: one predictable branch on a process-local flag each.
@@ -43,8 +52,8 @@ inline int64_t issuing_node() {
   if (likely(!registry_configured)) return configured_node();
   return registered_node();
 }
-inline void confirm_issuing_node(int64_t node) {
-  if (unlikely(registry_configured)) confirm_registered_node(node);
+inline void confirm_issuing_node(int64_t node, int64_t timestamp) {
+  if (unlikely(registry_configured)) confirm_registered_node(node, timestamp);
 }
 
 }  // namespace snowflake::pg

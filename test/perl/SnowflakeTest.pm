@@ -114,6 +114,7 @@ Options:
   datacenter_id     default 3 (undef: leave unset)
   worker_id         default 7 (undef: leave unset)
   allows_streaming  passed to PostgreSQL::Test::Cluster::init
+  has_archiving     passed to PostgreSQL::Test::Cluster::init (WAL archive)
   faketime          1: the server runs under libfaketime (see set_clock_offset)
   conf              array ref of extra postgresql.conf lines
 
@@ -123,7 +124,9 @@ sub init_node
 {
 	my ($name, %options) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => $options{allows_streaming} // 0);
+	$node->init(
+		allows_streaming => $options{allows_streaming} // 0,
+		has_archiving => $options{has_archiving} // 0);
 	_base_conf($node, %options);
 	enable_faketime($node) if $options{faketime};
 	push @nodes, $node;
@@ -711,6 +714,16 @@ C<user=...> and other options as needed).
 
 =item registry_status($node, $columns) => $text
 
+=item registry_row($registry, $datacenter_id, $worker_id, $columns) => $text
+
+C<$columns> (SQL) of the registry table's row of that identity, read on the
+registry server.
+
+=item id_ms($node, $sql) => $ms
+
+The timestamp, in ms since 1970, of the ID that C<$sql> (one bigint) returns
+on the node, decoded there; empty if it returns NULL.
+
 C<$columns> of snowflake_registry_status() on the node.
 
 =item wait_for_registry($node, $condition, $label)
@@ -730,6 +743,21 @@ sub start_registry
 	push @nodes, $registry;
 	return ($registry,
 		'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry');
+}
+
+sub registry_row
+{
+	my ($registry, $datacenter_id, $worker_id, $columns) = @_;
+	return $registry->safe_psql('registry',
+		"SELECT $columns FROM snowflake_registry WHERE datacenter_id = $datacenter_id AND worker_id = $worker_id"
+	);
+}
+
+sub id_ms
+{
+	my ($node, $sql) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT floor(extract(epoch FROM (snowflake_decode(($sql))).ts) * 1000)::bigint");
 }
 
 sub registry_status

@@ -1,10 +1,18 @@
-# Failover with a registry (doc/registry.md, "Standbys and promotion"): a
-# streaming standby shares its primary's system identifier and claims nothing
-# while in recovery; promoted after the primary stops, it takes the primary's
-# claim over at once (a later timeline of the same system identifier), without
-# waiting for the lease, and issues IDs under the same identity, above the old
-# primary's. The old primary, started again, is fenced: the registry names the
-# promoted standby and it refuses to issue IDs.
+# Planned switchover with a registry (doc/registry.md, "Standbys and
+# promotion"): a streaming standby shares its primary's system identifier and
+# claims nothing while in recovery. The primary stopped cleanly releases its
+# row: ids_before goes to just above its last ID (the lease runs on). The standby promoted then takes
+# the claim over at once (a later timeline of the same system identifier),
+# without waiting for the lease, and issues IDs at once under the same
+# identity, above the old primary's. The old primary, started again, is
+# fenced: the registry names the promoted standby and it refuses to issue IDs.
+#
+# Since issue 13 every takeover, a promotion too, starts above the largest
+# ids_before of the previous holder: a copy or a restore of a live node is
+# also a later timeline (test/t/055_registry_takeover.pl). That the standby
+# still issues at once here is the release at shutdown: without it (a crash),
+# its IDs wait for the floor, up to a lease, or need snowflake.max_lead >=
+# the lease.
 use strict;
 use warnings;
 
@@ -54,7 +62,13 @@ my $primary_last = $primary->safe_psql('postgres',
 	'SELECT max(snowflake_nextval()) FROM generate_series(1, 5000)');
 $primary->wait_for_catchup($standby);
 my $primary_expires = registry_row('expires_at');
+my $primary_last_ms = $primary->safe_psql('postgres',
+	"SELECT floor(extract(epoch FROM (snowflake_decode($primary_last)).ts) * 1000)::bigint");
 $primary->stop('fast');
+is(registry_row('expires_at > now()'), 't', 'a clean shutdown leaves the lease to run');
+my $released = registry_row('floor(extract(epoch FROM ids_before) * 1000)::bigint');
+ok($released > $primary_last_ms && $released <= $primary_last_ms + 2,
+	"released: ids_before ($released) just above the primary's last ID ($primary_last_ms)");
 
 $standby->promote;
 SnowflakeTest::wait_for_registry($standby, "state = 'held'", 'registry state becomes held');
@@ -65,7 +79,10 @@ like(registry_row('host'), qr/:${\ $standby->port }$/,
 	'registry row: the promoted standby\'s host');
 is(registry_row("claimed_at < '$primary_expires'"),
 	't', 'the promoted standby took the claim over before the primary\'s lease ran out');
-my $promoted_id = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
+my $r2 = SnowflakeTest::try_sql($standby, 'SELECT snowflake_nextval()');
+ok($r2->{ok}, 'the promoted standby issues at once: the released floor is past')
+  or diag $r2->{stderr};
+my $promoted_id = $r2->{stdout};
 is( $standby->safe_psql(
 		'postgres',
 		"SELECT datacenter_id || '/' || worker_id FROM snowflake_decode($promoted_id)"),
