@@ -14,7 +14,8 @@ SCRATCH=${SCRATCH:-$(mktemp -d /tmp/snowflake.XXXXXX)}
 chown postgres: "$SCRATCH"
 declare -A CLUSTER_PORT=()
 
-as_postgres() { runuser -u postgres -- "$@"; }
+# From /: the caller's directory (often /root) is not the postgres user's to enter.
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 
 cluster_start() {
     local name=$1 port=$2
