@@ -84,6 +84,8 @@ run_sql() {
         env $(cluster_env "$name") PGDATABASE=snowflake_tap pg_prove --failures test/pgtap/"$name"/*.sql \
             || { cluster_log_tail "$name"; status=1; }
     done
+    # Done with them: the cluster tests start their own.
+    for name in configured unset plain; do cluster_stop "$name"; done
     return $status
 }
 
