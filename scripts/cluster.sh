@@ -12,9 +12,12 @@
 [ -n "${PG_BIN:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/postgresql.sh"
 SCRATCH=${SCRATCH:-$(mktemp -d /tmp/snowflake.XXXXXX)}
 chown postgres: "$SCRATCH"
-declare -A CLUSTER_PORT=()
+# -g: cluster.sh is sourced inside functions too (scripts/test.sh), where a
+# plain declare would make the table local and clusters_cleanup would stop nothing.
+declare -gA CLUSTER_PORT=()
 
-as_postgres() { runuser -u postgres -- "$@"; }
+# From /: the caller's directory (often /root) is not the postgres user's to enter.
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 
 cluster_start() {
     local name=$1 port=$2

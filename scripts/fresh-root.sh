@@ -127,12 +127,17 @@ root_processes() {
 }
 
 cleanup() {
-    local status=$? pids round mount
+    local status=$? pids round mount listed=
     trap - EXIT INT TERM
     for round in TERM TERM TERM KILL; do
         pids=$(root_processes)
         [ -n "$pids" ] || break
-        log "ending processes left in the root ($round): $(echo $pids)"
+        if [ "$round" = TERM ] && [ -z "$listed" ]; then
+            log "warning: processes left in the root after the commands; ending them:"
+            # shellcheck disable=SC2086
+            ps -o pid=,args= -p "$(echo $pids | tr ' ' ,)" | cut -c1-160 || true
+            listed=1
+        fi
         # shellcheck disable=SC2086
         kill -s "$round" $pids 2>/dev/null || true
         sleep 2
