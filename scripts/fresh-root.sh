@@ -7,6 +7,11 @@
 #
 #   scripts/fresh-root.sh bookworm|trixie|forky
 #   scripts/fresh-root.sh --prepare SUITE   only make the cached pristine root
+#   scripts/fresh-root.sh [--copy-in DIR] [--copy-out DIR] SUITE -- COMMAND...
+#       runs these commands instead (each one string, in the clone, as root);
+#       --copy-in puts DIR's files in the clone's dist/ first, --copy-out
+#       copies the clone's dist/ to DIR after (CI builds the Debian packages
+#       in one fresh root and installs them in another this way)
 #
 # Runs as root on a Debian host. What it does:
 # - The pristine root is `debootstrap --variant=minbase SUITE`, from the mirror
@@ -37,13 +42,29 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 prepare_only=false
-[ "${1:-}" = --prepare ] && { prepare_only=true; shift; }
+copy_in=
+copy_out=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --prepare) prepare_only=true ;;
+        --copy-in) copy_in=$(realpath "${2:?--copy-in needs a directory}"); shift ;;
+        --copy-out) copy_out=$(realpath -m "${2:?--copy-out needs a directory}"); shift ;;
+        *) break ;;
+    esac
+    shift
+done
 suite=${1:-}
+[ $# -gt 0 ] && shift
+commands=(scripts/tour.sh scripts/test.sh)
+if [ "${1:-}" = -- ]; then
+    shift
+    commands=("$@")
+fi
 case $suite in
     bookworm | trixie) debootstrap_script=() ;;
     forky) debootstrap_script=(/usr/share/debootstrap/scripts/sid) ;;  # bookworm's debootstrap has no forky script
     *)
-        echo "usage: scripts/fresh-root.sh [--prepare] bookworm|trixie|forky" >&2
+        echo "usage: scripts/fresh-root.sh [--prepare] [--copy-in DIR] [--copy-out DIR] bookworm|trixie|forky [-- COMMAND...]" >&2
         exit 2
         ;;
 esac
@@ -186,6 +207,11 @@ commit=$(git -C "$REPO" rev-parse HEAD)
 git clone -q --no-checkout "$REPO" "$ROOT/root/snowflake"
 git -C "$ROOT/root/snowflake" checkout -q "$commit"
 log "clean clone of $(git -C "$REPO" log -1 --format='%h %s' "$commit")"
+if [ -n "$copy_in" ]; then
+    mkdir -p "$ROOT/root/snowflake/dist"
+    cp -a "$copy_in/." "$ROOT/root/snowflake/dist/"
+    log "copied into dist/: $(ls "$ROOT/root/snowflake/dist" | xargs)"
+fi
 
 LOGS=/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$LOGS"
@@ -197,8 +223,8 @@ in_root() {
 
 results=()
 failed=0
-for command in scripts/tour.sh scripts/test.sh; do
-    name=$(basename "$command" .sh)
+for command in "${commands[@]}"; do
+    name=$((${#results[@]} + 1))-$(basename "${command%% *}" .sh)
     log "running $command"
     step_started=$SECONDS
     # In the background, so that a signal reaches the traps at once, not
@@ -212,6 +238,13 @@ for command in scripts/tour.sh scripts/test.sh; do
     fi
     results+=("$command $outcome in $((SECONDS - step_started)) s")
 done
+
+if [ -n "$copy_out" ]; then
+    rm -rf "$copy_out"
+    mkdir -p "$copy_out"
+    [ -d "$ROOT/root/snowflake/dist" ] && cp -a "$ROOT/root/snowflake/dist/." "$copy_out/"
+    log "copied dist/ out to $copy_out: $(ls "$copy_out" | xargs)"
+fi
 
 postgresql=$(in_root 'source scripts/postgresql.sh && "$PG_CONFIG" --version' 2>/dev/null || echo "PostgreSQL unknown")
 echo

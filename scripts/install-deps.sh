@@ -6,6 +6,9 @@
 #
 #   scripts/install-deps.sh            everything (build, tests, benchmarks)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
+#   scripts/install-deps.sh --packaging
+#                                      what the tour needs and what building the
+#                                      Debian packages needs (scripts/package.sh)
 #
 # Every package is named here: installs run with --no-install-recommends, so a
 # Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
@@ -47,8 +50,19 @@ testing=(
     clang-format                          # make format-check
 )
 
+packaging=(
+    postgresql-server-dev-all         # pg_buildext, dh --with pgxs_loop
+    debhelper dpkg-dev                # dpkg-buildpackage
+    lintian
+    git                               # the clean clone the package is built from
+)
+
 packages=("${runtime[@]}")
-[ "${1:-}" = "--runtime" ] || packages+=("${testing[@]}")
+case ${1:-} in
+    --runtime) ;;
+    --packaging) packages+=("${packaging[@]}") ;;
+    *) packages+=("${testing[@]}") ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

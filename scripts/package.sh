@@ -20,19 +20,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
-scripts/install-deps.sh --runtime
-packaging=(postgresql-server-dev-all debhelper dpkg-dev lintian git)
-missing=()
-for package in "${packaging[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
-        || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "Installing: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
-fi
+scripts/install-deps.sh --packaging
 
 work=$(mktemp -d /tmp/snowflake-package.XXXXXX)
 chmod 755 "$work"  # the test cluster runs as postgres and reads the package tree

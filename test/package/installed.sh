@@ -35,6 +35,12 @@ install_pgxn() {
     # shellcheck source=scripts/postgresql.sh
     source scripts/postgresql.sh
     major=$PG_MAJOR
+    # A machine without the package: remove one an earlier check installed.
+    if dpkg-query -W -f='${Status}' "postgresql-$major-snowflake" 2>/dev/null |
+        grep -q "install ok installed"; then
+        echo "=== apt-get remove postgresql-$major-snowflake ==="
+        DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "postgresql-$major-snowflake" >/dev/null
+    fi
     echo "=== apt-get install pgxnclient postgresql-server-dev-$major g++ make ==="
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

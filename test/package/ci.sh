@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# CI's check of the two ways users install snowflake (README, "Installation"),
+# each on a machine that never built it:
+# 1. in a fresh root of SUITE (default bookworm), scripts/package.sh builds the
+#    Debian package from the committed tree, and `make dist` the PGXN zip;
+# 2. in another fresh root, test/package/installed.sh installs the package with
+#    apt and checks it (pg_createcluster, IDs, pg_regress), then removes it,
+#    installs the zip with `pgxn install` and checks that the same way.
+#
+#   test/package/ci.sh [bookworm|trixie|forky]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+suite=${1:-bookworm}
+
+dist=$(mktemp -d /var/tmp/snowflake-dist.XXXXXX)
+trap 'rm -rf "$dist"' EXIT
+
+scripts/fresh-root.sh --copy-out "$dist" "$suite" -- \
+    scripts/package.sh 'make -s dist && mv snowflake-*.zip dist/'
+scripts/fresh-root.sh --copy-in "$dist" "$suite" -- \
+    'test/package/installed.sh deb dist' 'test/package/installed.sh pgxn dist/snowflake-*.zip'
