@@ -52,7 +52,7 @@ testing=(
 
 packaging=(
     postgresql-server-dev-all         # pg_buildext, dh --with pgxs_loop
-    debhelper dpkg-dev                # dpkg-buildpackage
+    debhelper dpkg-dev build-essential # dpkg-buildpackage (it checks build-essential)
     lintian
     git                               # the clean clone the package is built from
 )

@@ -16,6 +16,6 @@ dist=$(mktemp -d /var/tmp/snowflake-dist.XXXXXX)
 trap 'rm -rf "$dist"' EXIT
 
 scripts/fresh-root.sh --copy-out "$dist" "$suite" -- \
-    scripts/package.sh 'make -s dist && mv snowflake-*.zip dist/'
+    scripts/package.sh 'make -s dist && mkdir -p dist && mv snowflake-*.zip dist/'
 scripts/fresh-root.sh --copy-in "$dist" "$suite" -- \
     'test/package/installed.sh deb dist' 'test/package/installed.sh pgxn dist/snowflake-*.zip'
