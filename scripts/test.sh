@@ -4,12 +4,15 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer
-#   scripts/test.sh unit sql tap     some layers: unit (packaging checks,
+#   scripts/test.sh unit sql tap ha  some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
 #                                    ASan/UBSan), sql (pg_regress and pgTAP),
-#                                    tap (cluster-level Perl TAP tests)
+#                                    tap (cluster-level Perl TAP tests),
+#                                    ha (the high-availability drills: Patroni,
+#                                    network partitions, pgbouncer; run as root)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
+#   scripts/test.sh ha test/ha/NNN.t some drills only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,14 +24,16 @@ fi
 
 layers=()
 tap_tests=()
+ha_tests=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap) layers+=("$argument") ;;
+        unit | sql | tap | ha) layers+=("$argument") ;;
         *.pl) tap_tests+=("$ROOT/$argument") ;;
+        *.t) ha_tests+=("$ROOT/$argument") ;;
         *) echo "unknown layer or test: $argument" >&2; exit 2 ;;
     esac
 done
-[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap)
+[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha)
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
@@ -117,11 +122,22 @@ run_tap() {
     rm -rf "$work"
 }
 
+run_ha() {
+    section "high-availability drills (test/ha: Patroni, partitions, pgbouncer)"
+    # These run as root: they make network namespaces and start the HA tools'
+    # daemons; every PostgreSQL server in them runs as postgres. Each drill
+    # cleans up what it started, also when it fails.
+    local tests=("${ha_tests[@]}")
+    [ ${#ha_tests[@]} -gt 0 ] || tests=(test/ha/*.t)
+    PG_MAJOR=$PG_MAJOR PG_BIN=$PG_BIN prove -I test/ha --timer "${tests[@]}"
+}
+
 for layer in "${layers[@]}"; do
     case $layer in
         unit) run_unit ;;
         sql) build_extension; run_sql ;;
         tap) build_extension; run_tap ;;
+        ha) build_extension; run_ha ;;
     esac
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"
