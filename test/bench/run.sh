@@ -4,10 +4,14 @@
 #
 #   1. the C++ generator alone (Google Benchmark): ns per ID;
 #   2. SQL throughput, one backend: SELECT count(f) FROM generate_series(...)
-#      for snowflake_nextval(), nextval(), gen_random_uuid() and a floor;
+#      for snowflake_nextval(), nextval(), gen_random_uuid(), a floor, and
+#      on PostgreSQL 18 and later its own uuidv7();
 #   3. the same with 2 and 4 backends at once, against 4,096,000 IDs/s;
 #   4. pgbench, 2 clients: SELECT and INSERT per scheme, tps and latency;
 #   5. a table grown to 10 million rows per scheme: load, size, lookups.
+#
+# It runs against one PostgreSQL: the major scripts/postgresql.sh picks (this
+# Debian release's, or PG_MAJOR=NN), or the binaries --pg-bindir names.
 #
 # Run as root; it installs what it needs (Debian packages), builds the core
 # benchmark and the floor extension, installs snowflake from the working tree
@@ -26,7 +30,8 @@ Usage: test/bench/run.sh [--quick] [--out FILE] [--only LIST] [--pg-bindir DIR] 
   --quick          smoke run for CI: tiny sizes, one repetition (under a minute)
   --out FILE       also write the Markdown report to FILE
   --only LIST      run only these items, e.g. --only 2,3 (the others show n/a)
-  --pg-bindir DIR  PostgreSQL binaries to use (default /usr/lib/postgresql/15/bin)
+  --pg-bindir DIR  PostgreSQL binaries to use (default: those of the major that
+                   scripts/postgresql.sh picks, /usr/lib/postgresql/NN/bin)
   --no-install     do not build and install snowflake from the working tree;
                    use whatever is installed (its parts are "n/a" if nothing is)
   --keep           keep the temporary directory (cluster, logs, raw data)
@@ -42,7 +47,7 @@ die() {
 QUICK=0
 OUT=
 ONLY=1,2,3,4,5
-PG_BINDIR=/usr/lib/postgresql/15/bin
+PG_BINDIR=
 INSTALL_SNOWFLAKE=1
 KEEP=0
 REPRODUCE=test/bench/run.sh
@@ -104,11 +109,23 @@ fi
 HISTORY_DAYS=30
 PORT=54329
 
+if [[ -z $PG_BINDIR ]]; then
+    # shellcheck source=scripts/postgresql.sh
+    source "$REPO/scripts/postgresql.sh" # PG_MAJOR, PG_CONFIG, PG_BIN
+    PG_BINDIR=$PG_BIN
+fi
+PG_BINDIR=${PG_BINDIR%/}
+
 # --- packages and builds -----------------------------------------------------
 
+# Debian's PostgreSQL (/usr/lib/postgresql/NN/bin): the project's own install
+# step for that major installs it and the build and benchmark tools. Any other
+# PostgreSQL is the caller's; only the benchmark's own tools are installed.
 install_packages() {
-    local packages=(postgresql-15 postgresql-server-dev-15 libbenchmark-dev cmake g++ make jq
-        util-linux)
+    if [[ $PG_BINDIR =~ ^/usr/lib/postgresql/([0-9]+)/bin$ ]]; then
+        PG_MAJOR=${BASH_REMATCH[1]} PG_CONFIG='' "$REPO/scripts/install-deps.sh" >&2
+    fi
+    local packages=(libbenchmark-dev cmake g++ make jq util-linux)
     local missing=() p
     for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -258,6 +275,10 @@ setup_database() {
     sql -f "$WORK/pg/setup.sql"
     HAVE_SNOWFLAKE=0
     HAVE_MAX_LEAD=0
+    # PostgreSQL's own time-ordered UUIDs, from 18 on: compared where they exist.
+    HAVE_UUIDV7=0
+    [[ $(sql -c "SELECT to_regprocedure('uuidv7()') IS NOT NULL") == t ]] && HAVE_UUIDV7=1
+    fact pg.uuidv7 "$HAVE_UUIDV7"
     if [[ -z ${SNOWFLAKE_STATUS:-} ]]; then
         local err
         if err=$(sql -c 'CREATE EXTENSION snowflake' -c 'SELECT snowflake_nextval()' 2>&1 >/dev/null); then
@@ -372,6 +393,10 @@ sql_run() {
         random) expr='random()' ;;
         sequence) expr="nextval('bench_seq')" ;;
         uuid) expr='gen_random_uuid()' ;;
+        uuidv7)
+            ((HAVE_UUIDV7)) || return 0
+            expr='uuidv7()'
+            ;;
         snowflake_lead1000 | snowflake_lead0 | packing_lead0)
             ((HAVE_SNOWFLAKE)) || return 0
             expr='snowflake_nextval()'
@@ -400,7 +425,7 @@ sql_run() {
     fi
 }
 
-SQL_SCHEMES=(floor snowflake_lead1000 sequence uuid snowflake_lead0 random packing_lead0)
+SQL_SCHEMES=(floor snowflake_lead1000 sequence uuid uuidv7 snowflake_lead0 random packing_lead0)
 
 run_sql_one() {
     log "item 2: SQL throughput, one backend (repetitions: $SQL_REPS, rows: $SQL_ROWS)"
@@ -425,8 +450,8 @@ run_sql_many() {
 
 # --- item 4: pgbench -------------------------------------------------------------
 
-PGBENCH_SCHEMES=(select_floor select_snowflake select_sequence select_uuid
-    insert_snowflake insert_bigserial insert_uuid)
+PGBENCH_SCHEMES=(select_floor select_snowflake select_sequence select_uuid select_uuidv7
+    insert_snowflake insert_bigserial insert_uuid insert_uuidv7)
 
 setup_pgbench() {
     install -d -o postgres -g postgres "$WORK/pg/pgbench"
@@ -438,6 +463,8 @@ setup_pgbench() {
     echo 'INSERT INTO ins_snowflake (payload) VALUES (1);' >"$dir/insert_snowflake.sql"
     echo 'INSERT INTO ins_bigserial (payload) VALUES (1);' >"$dir/insert_bigserial.sql"
     echo 'INSERT INTO ins_uuid (payload) VALUES (1);' >"$dir/insert_uuid.sql"
+    echo 'SELECT uuidv7();' >"$dir/select_uuidv7.sql"
+    echo 'INSERT INTO ins_uuidv7 (payload) VALUES (1);' >"$dir/insert_uuidv7.sql"
     sql <<'SQL'
 CREATE TABLE ins_bigserial (id bigserial PRIMARY KEY, payload int NOT NULL);
 CREATE TABLE ins_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), payload int NOT NULL);
@@ -445,11 +472,17 @@ SQL
     if ((HAVE_SNOWFLAKE)); then
         sql -c 'CREATE TABLE ins_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload int NOT NULL)'
     fi
+    if ((HAVE_UUIDV7)); then
+        sql -c 'CREATE TABLE ins_uuidv7 (id uuid PRIMARY KEY DEFAULT uuidv7(), payload int NOT NULL)'
+    fi
 }
 
 pgbench_run() {
     local scheme=$1 rep=$2 out tps
-    case $scheme in *snowflake) ((HAVE_SNOWFLAKE)) || return 0 ;; esac
+    case $scheme in
+        *snowflake) ((HAVE_SNOWFLAKE)) || return 0 ;;
+        *uuidv7) ((HAVE_UUIDV7)) || return 0 ;;
+    esac
     case $scheme in insert_*) sql -c "TRUNCATE ins_${scheme#insert_}" ;; esac
     sql -c CHECKPOINT
     if ! out=$(as_pg "$PG_BINDIR/pgbench" -h "$SOCK" -p "$PORT" -n -M prepared -c 2 -j 2 \
@@ -498,7 +531,8 @@ run_pgbench() {
 
 run_big() {
     local started=$SECONDS schemes=(bigserial uuid) s
-    ((HAVE_SNOWFLAKE)) && schemes=(snowflake bigserial uuid)
+    ((HAVE_SNOWFLAKE)) && schemes=(snowflake "${schemes[@]}")
+    ((HAVE_UUIDV7)) && schemes+=(uuidv7)
     log "item 5: growing ${schemes[*]} to $BIG_ROWS rows each, $BIG_BATCH rows per INSERT"
     sql -v rows="$BIG_ROWS" -v batch="$BIG_BATCH" -v days="$HISTORY_DAYS" <<'SQL'
 CREATE TABLE big_bigserial (
@@ -520,6 +554,14 @@ SQL
         sql <<'SQL'
 CREATE TABLE big_snowflake (
     id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+    payload int NOT NULL
+) WITH (autovacuum_enabled = off);
+SQL
+    fi
+    if ((HAVE_UUIDV7)); then
+        sql <<'SQL'
+CREATE TABLE big_uuidv7 (
+    id uuid PRIMARY KEY DEFAULT uuidv7(),
     payload int NOT NULL
 ) WITH (autovacuum_enabled = off);
 SQL
@@ -572,6 +614,8 @@ SELECT bench.record_plan(:'s', 'lookup',
 SELECT bench.record_plan(:'s', 'range',
            CASE WHEN :'s' = 'snowflake'
                 THEN bench.snowflake_range_query(history_end - interval '1 hour', history_end)
+                WHEN :'s' = 'uuidv7'
+                THEN bench.uuidv7_range_query(history_end - interval '1 hour', history_end)
                 ELSE format('SELECT count(*), sum(payload) FROM big_%s '
                             'WHERE created_at BETWEEN %L AND %L',
                             :'s', history_end - interval '1 hour', history_end) END)

@@ -5,6 +5,12 @@
 \set ON_ERROR_STOP 1
 \pset footer off
 
+-- PostgreSQL's own uuidv7() exists from 18 on: its rows are shown where it
+-- was measured, and left out (not n/a) where the server has none.
+CREATE FUNCTION pg_temp.shown(scheme text) RETURNS bool LANGUAGE sql AS $$
+    SELECT scheme NOT LIKE '%uuidv7' OR bench.fact('pg.uuidv7') = '1'
+$$;
+
 -- Medians of item 2 (one backend) and of items 3 (all backends together),
 -- per function and number of backends.
 CREATE TEMP VIEW sql_summary AS
@@ -28,13 +34,16 @@ SELECT item, scheme, backends,
   FROM per_run
  GROUP BY item, scheme, backends;
 
-CREATE TEMP VIEW sql_schemes (ord, scheme, label) AS VALUES
+CREATE TEMP VIEW sql_schemes AS
+SELECT * FROM (VALUES
     (1, 'floor', '`bench_floor()` (the floor)'),
     (2, 'random', '`random()`'),
     (3, 'sequence', '`nextval(''bench_seq'')`'),
     (4, 'uuid', '`gen_random_uuid()`'),
-    (5, 'snowflake_lead1000', '`snowflake_nextval()`, max_lead = 1000'),
-    (6, 'snowflake_lead0', '`snowflake_nextval()`, max_lead = 0');
+    (5, 'uuidv7', '`uuidv7()`'),
+    (6, 'snowflake_lead1000', '`snowflake_nextval()`, max_lead = 1000'),
+    (7, 'snowflake_lead0', '`snowflake_nextval()`, max_lead = 0')) AS v(ord, scheme, label)
+ WHERE pg_temp.shown(scheme);
 
 -- Item 2 with marginal costs: (time - floor's time) / rows, in ns. The
 -- packing of max_lead = 0 comes from the packing runs.
@@ -49,14 +58,19 @@ SELECT s.ord, s.scheme, s.label, m.ms, m.rows, p.packing, m.runs,
   LEFT JOIN sql_summary p ON p.scheme = 'packing_lead0' AND p.item = 'one'
                          AND s.scheme = 'snowflake_lead0';
 
-CREATE TEMP VIEW pgbench_schemes (ord, scheme, label, baseline) AS VALUES
+CREATE TEMP VIEW pgbench_schemes AS
+SELECT * FROM (VALUES
     (1, 'select_floor', '`SELECT bench_floor()` (the floor)', 'select_sequence'),
     (2, 'select_sequence', '`SELECT nextval(''bench_seq'')`', 'select_sequence'),
     (3, 'select_uuid', '`SELECT gen_random_uuid()`', 'select_sequence'),
-    (4, 'select_snowflake', '`SELECT snowflake_nextval()`', 'select_sequence'),
-    (5, 'insert_bigserial', 'INSERT, `bigserial` key', 'insert_bigserial'),
-    (6, 'insert_uuid', 'INSERT, `uuid DEFAULT gen_random_uuid()` key', 'insert_bigserial'),
-    (7, 'insert_snowflake', 'INSERT, `bigint DEFAULT snowflake_nextval()` key', 'insert_bigserial');
+    (4, 'select_uuidv7', '`SELECT uuidv7()`', 'select_sequence'),
+    (5, 'select_snowflake', '`SELECT snowflake_nextval()`', 'select_sequence'),
+    (6, 'insert_bigserial', 'INSERT, `bigserial` key', 'insert_bigserial'),
+    (7, 'insert_uuid', 'INSERT, `uuid DEFAULT gen_random_uuid()` key', 'insert_bigserial'),
+    (8, 'insert_uuidv7', 'INSERT, `uuid DEFAULT uuidv7()` key', 'insert_bigserial'),
+    (9, 'insert_snowflake', 'INSERT, `bigint DEFAULT snowflake_nextval()` key', 'insert_bigserial'))
+    AS v(ord, scheme, label, baseline)
+ WHERE pg_temp.shown(scheme);
 
 CREATE TEMP VIEW pgbench_summary AS
 WITH med AS (
@@ -70,10 +84,14 @@ SELECT s.ord, s.scheme, s.label, m.tps, m.runs, m.tps / b.tps AS vs_baseline, b.
   LEFT JOIN med b ON b.scheme = s.baseline
   LEFT JOIN bench.pgbench_latency l ON l.scheme = s.scheme;
 
-CREATE TEMP VIEW big_schemes (ord, scheme, label, time_index) AS VALUES
+CREATE TEMP VIEW big_schemes AS
+SELECT * FROM (VALUES
     (1, 'snowflake', '`bigint` = `snowflake_nextval()`', 'none: the key is time-ordered'),
     (2, 'bigserial', '`bigserial`', '`created_at` B-tree'),
-    (3, 'uuid', '`uuid` = `gen_random_uuid()`', '`created_at` B-tree');
+    (3, 'uuid', '`uuid` = `gen_random_uuid()`', '`created_at` B-tree'),
+    (4, 'uuidv7', '`uuid` = `uuidv7()`', 'none: the key is time-ordered'))
+    AS v(ord, scheme, label, time_index)
+ WHERE pg_temp.shown(scheme);
 
 CREATE TEMP VIEW big_summary AS
 SELECT s.ord, s.scheme, s.label, s.time_index,
@@ -124,6 +142,8 @@ WITH one AS (SELECT * FROM sql_one),
                                               AND scheme = 'packing_lead0'),
      ins AS (SELECT * FROM pgbench_summary WHERE scheme = 'insert_snowflake'),
      ins_uuid AS (SELECT * FROM pgbench_summary WHERE scheme = 'insert_uuid'),
+     ins_uuidv7 AS (SELECT * FROM pgbench_summary WHERE scheme = 'insert_uuidv7'),
+     uuidv7 AS (SELECT * FROM one WHERE scheme = 'uuidv7'),
      core AS (SELECT * FROM bench.core WHERE name = 'injected_advancing/real_time/threads:1'),
      shm AS (SELECT bench.fact('snowflake.shmem_bytes')::bigint AS bytes)
 SELECT 1, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 ≤ 0.2 × that of `nextval()`',
@@ -153,6 +173,21 @@ SELECT 6, 'pgbench INSERT: tps above `gen_random_uuid()`',
               bench.num((SELECT tps FROM ins_uuid)),
               bench.num((SELECT tps FROM ins) / (SELECT tps FROM ins_uuid), 3)),
        (SELECT tps FROM ins) > (SELECT tps FROM ins_uuid)
+UNION ALL
+SELECT 6.1, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 below that of `uuidv7()`',
+       format('%s ns vs %s ns: %s ×',
+              bench.num((SELECT marginal_ns FROM sf1000), 1),
+              bench.num((SELECT marginal_ns FROM uuidv7), 1),
+              bench.num((SELECT marginal_ns FROM sf1000) / (SELECT marginal_ns FROM uuidv7), 3)),
+       (SELECT marginal_ns FROM sf1000) < (SELECT marginal_ns FROM uuidv7)
+ WHERE pg_temp.shown('uuidv7')
+UNION ALL
+SELECT 6.2, 'pgbench INSERT: tps above `uuidv7()`',
+       format('%s tps vs %s: %s ×', bench.num((SELECT tps FROM ins)),
+              bench.num((SELECT tps FROM ins_uuidv7)),
+              bench.num((SELECT tps FROM ins) / (SELECT tps FROM ins_uuidv7), 3)),
+       (SELECT tps FROM ins) > (SELECT tps FROM ins_uuidv7)
+ WHERE pg_temp.shown('uuidv7')
 UNION ALL
 SELECT 7, 'core: < 20 ns per ID, injected clock, one thread',
        format('%s CPU ns (%s ns wall)', bench.num((SELECT cpu_ns_per_id FROM core), 1),
@@ -327,7 +362,7 @@ SELECT format('%s rows per table, in INSERTs of %s rows, one batch of each table
               '`created_at timestamptz` column with its own B-tree, which those schemes need '
               'for time ranges and which is part of their cost; snowflake keys are real '
               '`snowflake_nextval()` IDs whose 41-bit time field is set to the row''s time '
-              '(node and sequence bits as issued), i.e. the keys that node would have issued. '
+              '(node and sequence bits as issued), i.e. the keys that node would have issued%s. '
               'VACUUM ANALYZE after the load. shared_buffers is %s; the tables fit in it on the '
               'reference machine, so reads are warm.',
               bench.num((SELECT total_rows FROM bench.big_meta)),
@@ -335,6 +370,9 @@ SELECT format('%s rows per table, in INSERTs of %s rows, one batch of each table
               (SELECT history_ms / 86400000 FROM bench.big_meta),
               (SELECT to_char(history_end AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"')
                  FROM bench.big_meta),
+              CASE WHEN pg_temp.shown('uuidv7')
+                   THEN '; uuidv7 keys are `uuidv7(row time − clock_timestamp())`, PostgreSQL''s '
+                        'own UUIDs of the row''s time' ELSE '' END,
               bench.fact('pg.shared_buffers'))
  WHERE EXISTS (SELECT FROM bench.big_meta);
 SELECT format('Item 5 took %s in all.', bench.fact('big.duration'))
@@ -349,7 +387,7 @@ SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |', label,
               coalesce(pg_size_pretty(wal_bytes), 'n/a'),
               coalesce(pg_size_pretty(heap_bytes), 'n/a'),
               coalesce(pg_size_pretty(pk_bytes), 'n/a'),
-              CASE WHEN scheme = 'snowflake' THEN '—'
+              CASE WHEN scheme IN ('snowflake', 'uuidv7') THEN '—'
                    ELSE coalesce(pg_size_pretty(time_index_bytes), 'n/a') END,
               coalesce(pg_size_pretty(indexes_bytes), 'n/a'),
               CASE WHEN pk_leaf_density IS NULL THEN 'n/a'
@@ -363,11 +401,15 @@ SELECT format('Point lookup: `SELECT payload FROM t WHERE id = $1` over %s rando
               'lookups: median and p95 of the blocks'' mean time per lookup. Range scan: '
               '`SELECT count(*), sum(payload)` over the last hour''s rows, runs: %s; snowflake: '
               '`WHERE id BETWEEN ((ms(t_from) − epoch) << 22) AND ((ms(t_to) − epoch) << 22 | (1<<22)−1)`, '
+              '%s'
               'the others: `WHERE created_at BETWEEN t_from AND t_to`. '
               'Buffers: shared buffers the query touched, hit or read (EXPLAIN ANALYZE, BUFFERS).',
               bench.fact('big.lookup_keys'), bench.fact('big.lookup_passes'),
               bench.fact('big.lookup_block'),
-              bench.fact('big.range_runs'));
+              bench.fact('big.range_runs'),
+              CASE WHEN pg_temp.shown('uuidv7')
+                   THEN 'uuidv7: `WHERE id BETWEEN` the smallest UUIDv7 of t_from''s millisecond '
+                        'and the largest of t_to''s; ' ELSE '' END);
 SELECT '';
 SELECT '| key | point lookup µs (median) | p95 µs | buffers per lookup | last hour: rows | range scan ms (median) | buffers | index used by the range scan |';
 SELECT '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |';

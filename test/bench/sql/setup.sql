@@ -62,7 +62,7 @@ CREATE TABLE bench.sizes (
     scheme text,
     heap_bytes bigint,
     pk_bytes bigint,
-    time_index_bytes bigint,   -- NULL for snowflake: the key is the time index
+    time_index_bytes bigint,   -- NULL for snowflake and uuidv7: the key is the time index
     indexes_bytes bigint,
     pk_leaf_density float8     -- pgstatindex: how full the key's leaf pages are
 );
@@ -129,7 +129,8 @@ LANGUAGE sql STABLE AS $$ SELECT value FROM bench.facts WHERE key = k $$;
 -- for every scheme: bigserial and uuid store it in created_at; snowflake
 -- takes a real snowflake_nextval() and puts that time in its 41-bit
 -- timestamp field, keeping the generator's node and sequence bits, so the
--- key is the one the node would have issued at that instant.
+-- key is the one the node would have issued at that instant; uuidv7 asks
+-- PostgreSQL's uuidv7(shift) for a UUID of that instant.
 CREATE FUNCTION bench.load_query(scheme text, lo bigint, hi bigint) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -143,6 +144,12 @@ BEGIN
     IF scheme = 'snowflake' THEN
         RETURN format('INSERT INTO big_snowflake (id, payload) '
                       'SELECT (((%s - 1288834974657) << 22) | (snowflake_nextval() & 4194303)), '
+                      '(i %% 1000)::int FROM generate_series(%s::bigint, %s::bigint) AS i',
+                      row_ms, lo, hi);
+    END IF;
+    IF scheme = 'uuidv7' THEN
+        RETURN format('INSERT INTO big_uuidv7 (id, payload) '
+                      'SELECT uuidv7(to_timestamp(%s / 1000.0) - clock_timestamp()), '
                       '(i %% 1000)::int FROM generate_series(%s::bigint, %s::bigint) AS i',
                       row_ms, lo, hi);
     END IF;
@@ -258,7 +265,34 @@ BEGIN
 END
 $$;
 
--- The rows of [t_from, t_to]: for snowflake a range of the primary key,
+CREATE FUNCTION bench.lookup_uuidv7(keys uuid[], block int) RETURNS SETOF float8
+LANGUAGE plpgsql AS $$
+DECLARE
+    k uuid;
+    p int;
+    done int := 0;
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    FOREACH k IN ARRAY keys LOOP
+        SELECT payload INTO p FROM big_uuidv7 WHERE id = k;
+        done := done + 1;
+        IF done % block = 0 THEN
+            RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1e6 / block;
+            t0 := clock_timestamp();
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- The smallest (upper = false) or largest UUIDv7 of t's millisecond: its
+-- first 48 bits are the Unix time in ms, and uuids compare byte by byte.
+CREATE FUNCTION bench.uuidv7_bound(t timestamptz, upper bool) RETURNS uuid
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0')
+            || repeat(CASE WHEN upper THEN 'f' ELSE '0' END, 20))::uuid
+$$;
+
+-- The rows of [t_from, t_to]: for snowflake and uuidv7 a range of the primary key,
 -- from the smallest ID any node can issue in t_from's millisecond to the
 -- largest in t_to's; for the others, the created_at index.
 CREATE FUNCTION bench.snowflake_range_query(t_from timestamptz, t_to timestamptz) RETURNS text
@@ -280,6 +314,26 @@ BEGIN
     SELECT count(*), sum(payload) INTO matched, total FROM big_snowflake
      WHERE id BETWEEN (((extract(epoch FROM t_from) * 1000)::bigint - 1288834974657) << 22)
                   AND ((((extract(epoch FROM t_to) * 1000)::bigint - 1288834974657) << 22) | 4194303);
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END
+$$;
+
+CREATE FUNCTION bench.uuidv7_range_query(t_from timestamptz, t_to timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('SELECT count(*), sum(payload) FROM big_uuidv7 WHERE id BETWEEN %L AND %L',
+                  bench.uuidv7_bound(t_from, false), bench.uuidv7_bound(t_to, true))
+$$;
+
+CREATE FUNCTION bench.range_uuidv7(t_from timestamptz, t_to timestamptz,
+                                   OUT ms float8, OUT matched bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz;
+    total bigint;
+BEGIN
+    t0 := clock_timestamp();
+    SELECT count(*), sum(payload) INTO matched, total FROM big_uuidv7
+     WHERE id BETWEEN bench.uuidv7_bound(t_from, false) AND bench.uuidv7_bound(t_to, true);
     ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
 END
 $$;
