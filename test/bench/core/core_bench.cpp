@@ -126,7 +126,9 @@ void BM_InjectedAdvancing(benchmark::State& state) {
       ++clock;
       calls_left = kCallsPerInjectedMs;
     }
-    const Outcome outcome = generator.next(clock, kNode, policy);
+    // Not const: Google Benchmark 1.8 deprecates DoNotOptimize() of a const
+    // reference (forky's libbenchmark-dev fails the -Werror build on it).
+    Outcome outcome = generator.next(clock, kNode, policy);
     benchmark::DoNotOptimize(outcome.first_id);
     return outcome.step == Step::kIssued;
   });
@@ -138,7 +140,7 @@ void BM_InjectedFixedLead(benchmark::State& state) {
   Policy policy;
   policy.max_lead_ms = kUnboundedLead;
   run(state, [&] {
-    const Outcome outcome = generator.next(kInjectedStart, kNode, policy);
+    Outcome outcome = generator.next(kInjectedStart, kNode, policy);
     benchmark::DoNotOptimize(outcome.first_id);
     return outcome.step == Step::kIssued;
   });
@@ -153,7 +155,7 @@ void BM_RealClock(benchmark::State& state) {
   int64_t waits = 0;
   run(state, [&] {
     for (;;) {
-      const Outcome outcome = generator.next(clock, kNode, policy);
+      Outcome outcome = generator.next(clock, kNode, policy);
       if (outcome.step == Step::kIssued) {
         benchmark::DoNotOptimize(outcome.first_id);
         return true;
@@ -175,7 +177,7 @@ void BM_RealClockUnboundedLead(benchmark::State& state) {
   policy.max_lead_ms = kUnboundedLead;
   const snowflake::SystemClock clock(kLayout.epoch_ms());
   run(state, [&] {
-    const Outcome outcome = generator.next(clock, kNode, policy);
+    Outcome outcome = generator.next(clock, kNode, policy);
     benchmark::DoNotOptimize(outcome.first_id);
     return outcome.step == Step::kIssued;
   });
