@@ -330,7 +330,8 @@ run_core() {
                  or ($reps == 1 and .run_type == "iteration"))
         | [.run_name, .threads, .items_per_second,
            (if .time_unit == "ns" then .cpu_time else null end),
-           .waits_per_id, .allocs_per_id, .state_bytes]
+           .waits_per_id, .allocs_per_id,
+           (.state_bytes | if . == null then null else floor end)]  # 1.8 writes 64.0
         | @csv' "$WORK/core.json" >"$WORK/core.csv"
 }
 
