@@ -125,7 +125,7 @@ install_packages() {
     if [[ $PG_BINDIR =~ ^/usr/lib/postgresql/([0-9]+)/bin$ ]]; then
         PG_MAJOR=${BASH_REMATCH[1]} PG_CONFIG='' "$REPO/scripts/install-deps.sh" >&2
     fi
-    local packages=(libbenchmark-dev cmake g++ make jq util-linux)
+    local packages=(libbenchmark-dev cmake g++ make jq)
     local missing=() p
     for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -638,10 +638,13 @@ duration() {
 }
 
 record_facts() {
-    local cpu cores ram os kernel storage virt settings source
-    cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
-    virt=$(lscpu | sed -n 's/^Hypervisor vendor: *//p' | head -n 1)
-    cores="$(nproc) online CPUs ($(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core${virt:+; $virt guest})"
+    local cpu cores threads ram os kernel storage virt= settings source
+    # From /proc, not lscpu: a chroot (scripts/fresh-root.sh) has no /sys.
+    cpu=$(sed -n 's/^model name\s*: *//p' /proc/cpuinfo | head -n 1)
+    threads=$(awk -F': *' '/^siblings/ { s = $2 } /^cpu cores/ { c = $2 }
+                           END { if (s && c) print s / c; else print "?" }' /proc/cpuinfo)
+    grep -qw hypervisor /proc/cpuinfo && virt="a virtual machine"
+    cores="$(nproc) online CPUs ($threads thread(s) per core${virt:+; $virt})"
     ram=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
     os=$(sed -n 's/^PRETTY_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' /etc/os-release)
     kernel=$(uname -srm)
