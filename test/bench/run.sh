@@ -649,7 +649,9 @@ record_facts() {
     os=$(sed -n 's/^PRETTY_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' /etc/os-release)
     kernel=$(uname -srm)
     storage=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
-    if source=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null); then
+    if ! command -v git >/dev/null; then
+        source="not known here (git is not installed)"
+    elif source=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null); then
         [[ -z $(git -C "$REPO" status --porcelain 2>/dev/null) ]] || source+=" with uncommitted changes"
     else
         source="no commit yet (working tree)"
