@@ -18,7 +18,7 @@ MODULE_big = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 
 CORE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/core/*.cpp))
-GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp))
+GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp src/pg/registry/*.cpp))
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
@@ -41,7 +41,7 @@ EXTRA_CLEAN = $(OBJS:.o=.d)
 -include $(OBJS:.o=.d)
 
 .PHONY: format format-check
-FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp test/unit/*.cpp test/bench/core/*.cpp)
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp)
 format:
 	clang-format -i $(FORMATTED)
 format-check:

@@ -16,7 +16,7 @@
 #include "../core/clock.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
-#include "registry.hpp"
+#include "registry/registry.hpp"
 #include "settings.hpp"
 #include "time.hpp"
 

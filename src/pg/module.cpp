@@ -6,7 +6,7 @@
 #include "compat.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
-#include "registry.hpp"
+#include "registry/registry.hpp"
 #include "settings.hpp"
 
 extern "C" {

@@ -24,7 +24,7 @@
 #include "../core/clock.hpp"
 #include "compat.hpp"
 #include "postgres.hpp"
-#include "registry.hpp"
+#include "registry/registry.hpp"
 #include "time.hpp"
 
 namespace snowflake::pg {

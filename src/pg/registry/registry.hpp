@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "postgres.hpp"
-#include "settings.hpp"
+#include "../postgres.hpp"
+#include "../settings.hpp"
 
 namespace snowflake::pg {
 

@@ -75,10 +75,10 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "../core/clock.hpp"
-#include "boundary.hpp"
-#include "node.hpp"
-#include "time.hpp"
+#include "../../core/clock.hpp"
+#include "../boundary.hpp"
+#include "../node.hpp"
+#include "../time.hpp"
 
 extern "C" {
 #include "libpq-fe.h"
