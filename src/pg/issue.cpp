@@ -94,7 +94,7 @@ void sleep_until(int64_t until, int64_t clock) {
 void report(const Outcome& outcome) {
   switch (outcome.step) {
     case Step::kClockBehind:
-      if (registry_configured) explain_clock_behind(outcome.last_timestamp, outcome.clock);
+      if (settings.registry_configured) explain_clock_behind(outcome.last_timestamp, outcome.clock);
       count(kClockErrors);
       ereport(ERROR,
               (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
