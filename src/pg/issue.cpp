@@ -1,6 +1,6 @@
 // Drives the generator (src/core/generator.hpp) from a backend: gives it the
 // wall clock, waits as the clock policy says, raises the durable bound when
-// the generator asks (node.cpp), counts, and turns every refusal into an
+// the generator asks (durable.cpp), counts, and turns every refusal into an
 // error.
 //
 // Waits. An exhausted millisecond is waited out by spinning (at most ~1 ms;
@@ -14,6 +14,8 @@
 #include <algorithm>
 
 #include "../core/clock.hpp"
+#include "counters.hpp"
+#include "durable.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
 #include "registry/registry.hpp"

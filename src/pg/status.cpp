@@ -7,6 +7,7 @@
 
 #include "../core/clock.hpp"
 #include "boundary.hpp"
+#include "counters.hpp"
 #include "node.hpp"
 #include "settings.hpp"
 #include "time.hpp"
