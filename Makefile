@@ -17,13 +17,19 @@ EXTENSION = snowflake
 MODULE_big = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 
+# Objects in subfolders (src/pg/registry/) keep their path: PGXS installs
+# their bitcode under $(pkglibdir)/bitcode/snowflake/src/pg/registry/ and
+# names them so in the JIT's index.
 CORE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/core/*.cpp))
-GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp))
+GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp src/pg/registry/*.cpp))
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
+
+# Before the include: PGXS's clean rule tests EXTRA_CLEAN when it is read.
+EXTRA_CLEAN = $(OBJS:.o=.d)
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
@@ -37,11 +43,10 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 override BITCODE_CXXFLAGS += -std=c++17
-EXTRA_CLEAN = $(OBJS:.o=.d)
 -include $(OBJS:.o=.d)
 
 .PHONY: format format-check
-FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp test/unit/*.cpp test/bench/core/*.cpp)
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp)
 format:
 	clang-format -i $(FORMATTED)
 format-check:

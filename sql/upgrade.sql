@@ -1,5 +1,5 @@
 -- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
--- 1.2; 1.1 installed as such updates to 1.2 too.
+-- 1.2, then to 1.3; 1.1 installed as such updates to 1.2 too, and 1.2 to 1.3.
 DROP EXTENSION IF EXISTS snowflake CASCADE;
 CREATE EXTENSION snowflake VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
@@ -14,10 +14,12 @@ ALTER EXTENSION snowflake UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first
   FROM pg_proc WHERE proname = 'snowflake_convert_column';
-ALTER EXTENSION snowflake UPDATE;
+ALTER EXTENSION snowflake UPDATE TO '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first
   FROM pg_proc WHERE proname = 'snowflake_convert_column';
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
@@ -35,8 +37,26 @@ DROP TABLE kept;
 -- 1.1 to 1.2 directly.
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.1';
-ALTER EXTENSION snowflake UPDATE;
+ALTER EXTENSION snowflake UPDATE TO '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first,
        obj_description(oid, 'pg_proc') IS NOT NULL AS commented
   FROM pg_proc WHERE proname = 'snowflake_convert_column';
+
+-- 1.2 to 1.3 directly: snowflake_registry_status gets its view, granted to
+-- pg_monitor, and the function's EXECUTE goes back to PUBLIC (the function
+-- checks SELECT on the view).
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.2';
+SELECT to_regclass('snowflake_registry_status') IS NULL AS no_view,
+       has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
+       has_function_privilege('pg_monitor', 'snowflake_registry_status()', 'EXECUTE') AS monitor_executes;
+-- Under 1.2's script the function's EXECUTE grant is still what guards it.
+SELECT in_use, state FROM snowflake_registry_status();
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT') AS monitor_reads,
+       has_table_privilege('public', 'snowflake_registry_status', 'SELECT') AS public_reads,
+       has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
+       obj_description('snowflake_registry_status'::regclass, 'pg_class') IS NOT NULL AS commented;
+SELECT in_use, state FROM snowflake_registry_status;

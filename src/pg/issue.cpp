@@ -1,6 +1,6 @@
 // Drives the generator (src/core/generator.hpp) from a backend: gives it the
 // wall clock, waits as the clock policy says, raises the durable bound when
-// the generator asks (node.cpp), counts, and turns every refusal into an
+// the generator asks (durable.cpp), counts, and turns every refusal into an
 // error.
 //
 // Waits. An exhausted millisecond is waited out by spinning (at most ~1 ms;
@@ -14,9 +14,11 @@
 #include <algorithm>
 
 #include "../core/clock.hpp"
+#include "counters.hpp"
+#include "durable.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
-#include "registry.hpp"
+#include "registry/registry.hpp"
 #include "settings.hpp"
 #include "time.hpp"
 
@@ -94,7 +96,7 @@ void sleep_until(int64_t until, int64_t clock) {
 void report(const Outcome& outcome) {
   switch (outcome.step) {
     case Step::kClockBehind:
-      if (registry_configured) explain_clock_behind(outcome.last_timestamp, outcome.clock);
+      if (settings.registry_configured) explain_clock_behind(outcome.last_timestamp, outcome.clock);
       count(kClockErrors);
       ereport(ERROR,
               (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

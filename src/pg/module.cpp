@@ -4,9 +4,10 @@
 // preload) it only defines the settings, so decoding works and issuing IDs
 // fails with an error that says what to add to postgresql.conf.
 #include "compat.hpp"
+#include "durable.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
-#include "registry.hpp"
+#include "registry/registry.hpp"
 #include "settings.hpp"
 
 extern "C" {

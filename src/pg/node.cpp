@@ -1,219 +1,39 @@
-// The node's generator in shared memory, and the durable bound that keeps its
-// IDs unique across restarts, crashes and failover.
+// The node's generator in shared memory.
 //
-// Shared memory holds two structs. "snowflake generator" is the generator's
-// state (one cache line of atomics, see src/core/generator.hpp) plus what the
-// durability protocol needs; "snowflake backends" is one slot of counters per
-// backend, written only by its owner, so counting costs no contention.
-//
-// Durability protocol. The generator never issues an ID of a millisecond at or
-// after its durable bound. To go past it, a backend takes durable_lock, writes
-// a later bound (the candidate's millisecond plus kDurableIntervalMs) as a WAL
-// record
-// of our custom resource manager, flushes it, writes it to the state file
-// pg_snowflake/state (fsync, durable rename) and releases the lock. When
-// synchronous_standby_names is set, it then waits until the synchronous
-// standbys have flushed the record, whatever the session's synchronous_commit
-// (a session may lower that for its own commits, but a bound serves every
-// backend); a wait that is cancelled ends the call with an error. Only then is
-// the bound published to the generator. So:
-// - after a crash, the state file (read at start) and the WAL records replayed
-//   since the last checkpoint give a bound above every ID issued before;
-// - a streaming standby replays the records, so on promotion it starts above
-//   every ID whose bound reached it (with synchronous replication: every ID,
-//   since no ID is issued under a bound the synchronous standbys lack);
-// - the cost is one WAL flush and one file fsync per interval, not per ID; a
-//   backend raises the bound early (kDurableMarginMs before it is reached, if
-//   the lock is free) so the others rarely wait for it.
-// A clean shutdown writes the exact bound (the millisecond after the last ID)
-// instead, so a quick restart does not start ahead of the clock. WAL and the
-// file hold the bound as an ID (Layout::id_bound), which stays true if the
-// layout or the epoch changes.
+// Shared memory holds two structs (node_memory.hpp). "snowflake generator" is
+// the generator's state (one cache line of atomics, see
+// src/core/generator.hpp) plus the durable bound's bookkeeping (durable.cpp)
+// and the counters of exited backends (counters.cpp); "snowflake backends" is
+// one slot of counters per backend. Both are set up here, in the postmaster,
+// which also restores the durable bound before any backend starts.
 #include "node.hpp"
 
-#include <algorithm>
-#include <cerrno>
 #include <new>
 
-#include "compat.hpp"
+#include "node_memory.hpp"
 #include "postgres.hpp"
 #include "settings.hpp"
-#include "time.hpp"
 
 namespace snowflake::pg {
 
+SharedNode* shared_node = nullptr;
+BackendSlot* backend_slots = nullptr;
+
 namespace {
-
-// Registered on https://wiki.postgresql.org/wiki/CustomWALResourceManagers
-// before a release; IDs 128-139 and 241 are taken there.
-constexpr RmgrId kRmgrId = 189;
-constexpr uint8 kBoundRecord = 0x10;
-
-constexpr char kStateDirectory[] = "pg_snowflake";
-constexpr char kStatePath[] = "pg_snowflake/state";
-constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
-constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
-constexpr uint32 kStateVersion = 1;
-
-struct BoundRecord {
-  uint64_t id_bound;
-};
-
-struct StateFile {
-  uint32 magic;
-  uint32 version;
-  uint64_t id_bound;
-  int64_t epoch_ms;
-  int32 bits[4];  // timestamp, datacenter, worker, sequence
-  pg_crc32c crc;  // of everything above
-};
-
-struct SharedNode {
-  GeneratorState generator;
-  LWLock* durable_lock;
-  LWLock* counters_lock;
-  int64_t written_until;  // under durable_lock
-  XLogRecPtr written_lsn;
-  int64_t retired[kCounterCount];  // under counters_lock
-};
-
-struct alignas(64) BackendSlot {
-  int pid;  // 0 when free
-  pg_atomic_uint64 value[kCounterCount];
-};
 
 shmem_request_hook_type previous_request_hook = nullptr;
 shmem_startup_hook_type previous_startup_hook = nullptr;
 
-SharedNode* shared = nullptr;
-BackendSlot* slots = nullptr;
 // Built in place when shared memory is attached (no allocation; Generator is
 // trivially destructible).
 alignas(Generator) unsigned char generator_storage[sizeof(Generator)];
 Generator* generator = nullptr;
 
-// This backend's counters, its slot (claimed at first use) and a stand-in for
-// processes without one.
-Counters local;
-BackendSlot* my_slot = nullptr;
-BackendSlot unshared_slot;
-
-int slot_count() {
-  return MaxBackends;
-}
-
-// Counters add up across backends, but for the largest step, which is a maximum.
-int64_t combine(int counter, int64_t total, int64_t value) {
-  return counter == kLargestClockStepMs ? std::max(total, value) : total + value;
-}
-
 Size shared_size() {
   return MAXALIGN(sizeof(SharedNode));
 }
 Size slots_size() {
-  return mul_size(slot_count(), sizeof(BackendSlot));
-}
-
-pg_crc32c state_crc(const StateFile& file) {
-  pg_crc32c crc;
-  INIT_CRC32C(crc);
-  COMP_CRC32C(crc, &file, offsetof(StateFile, crc));
-  FIN_CRC32C(crc);
-  return crc;
-}
-
-// Writes the bound `until` to the state file durably: a complete new file,
-// fsynced, then renamed over the old one. Raises `elevel` on failure.
-void write_state_file(int64_t until, int elevel) {
-  const Layout& layout = settings.layout;
-  StateFile file;
-  memset(&file, 0, sizeof(file));
-  file.magic = kStateMagic;
-  file.version = kStateVersion;
-  file.id_bound = layout.id_bound(until);
-  file.epoch_ms = layout.epoch_ms();
-  file.bits[0] = layout.timestamp_bits();
-  file.bits[1] = layout.datacenter_bits();
-  file.bits[2] = layout.worker_bits();
-  file.bits[3] = layout.sequence_bits();
-  file.crc = state_crc(file);
-
-  if (MakePGDirectory(kStateDirectory) == 0) {
-    // A new directory's entry is durable only once its parent is fsynced
-    // (durable_rename below fsyncs the directory itself, not its parent).
-    if (fsync_fname_ext(".", true, false, elevel) != 0) return;
-  } else if (errno != EEXIST) {
-    ereport(elevel, (errcode_for_file_access(),
-                     errmsg("could not create directory \"%s\": %m", kStateDirectory)));
-    return;
-  }
-  const int fd = OpenTransientFile(kStateTempPath, O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
-  if (fd < 0) {
-    ereport(elevel, (errcode_for_file_access(),
-                     errmsg("could not create file \"%s\": %m", kStateTempPath)));
-    return;
-  }
-  errno = 0;
-  const bool written = write(fd, &file, sizeof(file)) == static_cast<ssize_t>(sizeof(file));
-  if (!written && errno == 0) errno = ENOSPC;
-  const bool synced = written && pg_fsync(fd) == 0;
-  const int saved_errno = errno;
-  CloseTransientFile(fd);
-  if (!synced) {
-    errno = saved_errno;
-    ereport(elevel,
-            (errcode_for_file_access(),
-             errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write", kStateTempPath)));
-    return;
-  }
-  (void)durable_rename(kStateTempPath, kStatePath, elevel);
-}
-
-// The bound in the state file, 0 if there is none yet.
-int64_t read_state_file() {
-  const int fd = BasicOpenFile(kStatePath, O_RDONLY | PG_BINARY);
-  if (fd < 0) {
-    if (errno == ENOENT) return 0;
-    ereport(ERROR,
-            (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kStatePath)));
-  }
-  StateFile file;
-  const ssize_t got = read(fd, &file, sizeof(file));
-  close(fd);
-  if (got != static_cast<ssize_t>(sizeof(file)) || file.magic != kStateMagic ||
-      file.version != kStateVersion || file.crc != state_crc(file)) {
-    ereport(ERROR,
-            (errcode(ERRCODE_DATA_CORRUPTED),
-             errmsg("snowflake state file \"%s\" is corrupt", kStatePath),
-             errdetail("It holds the bound above every ID this node has issued; without it a "
-                       "clock set back could make the node issue an ID again."),
-             errhint("Restore the file from a backup of this node. Removing it lets the server "
-                     "start, trusting the clock alone for IDs issued before.")));
-  }
-  const Layout& layout = settings.layout;
-  if (file.epoch_ms != layout.epoch_ms() || file.bits[0] != layout.timestamp_bits() ||
-      file.bits[1] != layout.datacenter_bits() || file.bits[2] != layout.worker_bits() ||
-      file.bits[3] != layout.sequence_bits()) {
-    ereport(
-        WARNING,
-        (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
-         errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
-                   "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
-                   static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1], file.bits[2],
-                   file.bits[3], static_cast<long long>(layout.epoch_ms()), layout.timestamp_bits(),
-                   layout.datacenter_bits(), layout.worker_bits(), layout.sequence_bits()),
-         errhint("New IDs still stay above every ID issued before, so a change that makes "
-                 "them smaller leaves the node unable to issue IDs until its clock catches "
-                 "up.")));
-  }
-  return layout.timestamp_bound(file.id_bound);
-}
-
-// At a clean shutdown every backend is gone, so the exact bound is known.
-void save_exact_bound(int code, Datum) {
-  if (code != 0 || shared == nullptr) return;
-  const int64_t exact = settings.layout.timestamp_of(shared->generator.last_id.load()) + 1;
-  if (exact < shared->generator.durable_until.load()) write_state_file(exact, LOG);
+  return mul_size(backend_slot_count(), sizeof(BackendSlot));
 }
 
 void request_hook() {
@@ -228,141 +48,30 @@ void startup_hook() {
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   bool found_node = false;
   bool found_slots = false;
-  shared =
+  shared_node =
       static_cast<SharedNode*>(ShmemInitStruct("snowflake generator", shared_size(), &found_node));
-  slots =
+  backend_slots =
       static_cast<BackendSlot*>(ShmemInitStruct("snowflake backends", slots_size(), &found_slots));
   if (!found_node) {
-    memset(static_cast<void*>(shared), 0, sizeof(SharedNode));
-    new (&shared->generator) GeneratorState();
+    memset(static_cast<void*>(shared_node), 0, sizeof(SharedNode));
+    new (&shared_node->generator) GeneratorState();
     LWLockPadded* locks = GetNamedLWLockTranche("snowflake");
-    shared->durable_lock = &locks[0].lock;
-    shared->counters_lock = &locks[1].lock;
+    shared_node->durable_lock = &locks[0].lock;
+    shared_node->counters_lock = &locks[1].lock;
   }
   if (!found_slots) {
-    for (int i = 0; i < slot_count(); i++) {
-      slots[i].pid = 0;
-      for (auto& value : slots[i].value) pg_atomic_init_u64(&value, 0);
+    for (int i = 0; i < backend_slot_count(); i++) {
+      backend_slots[i].pid = 0;
+      for (auto& value : backend_slots[i].value) pg_atomic_init_u64(&value, 0);
     }
   }
   LWLockRelease(AddinShmemInitLock);
 
-  generator = new (generator_storage) Generator(shared->generator, settings.layout);
+  generator = new (generator_storage) Generator(shared_node->generator, settings.layout);
 
   // Only the postmaster reads the state file: at start, and again when it
   // reinitializes shared memory after a backend crashed.
-  if (!IsUnderPostmaster) {
-    shared->written_until = read_state_file();
-    generator->restore(shared->written_until);
-    on_shmem_exit(save_exact_bound, 0);
-  }
-}
-
-// The record's bound; false if the record is not one this library wrote.
-bool read_bound_record(XLogReaderState* record, BoundRecord* bound_record) {
-  if ((XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK) != kBoundRecord ||
-      XLogRecGetDataLen(record) != sizeof(BoundRecord))
-    return false;
-  memcpy(bound_record, XLogRecGetData(record), sizeof(BoundRecord));
-  return true;
-}
-
-void redo(XLogReaderState* record) {
-  BoundRecord bound_record;
-  if (!read_bound_record(record, &bound_record))
-    elog(PANIC, "snowflake redo: unknown record (op code %u, %u bytes)",
-         XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK, XLogRecGetDataLen(record));
-  const int64_t until = settings.layout.timestamp_bound(bound_record.id_bound);
-  generator->restore(until);
-  if (until > shared->written_until) {
-    // Kept in the state file too, so a standby that restarts before its
-    // promotion does not depend on WAL it has already recycled.
-    write_state_file(until, ERROR);
-    shared->written_until = until;
-  }
-}
-
-void describe(StringInfo buffer, XLogReaderState* record) {
-  BoundRecord bound_record;
-  if (!read_bound_record(record, &bound_record)) {
-    appendStringInfo(buffer, "unknown record of %u bytes", XLogRecGetDataLen(record));
-    return;
-  }
-  appendStringInfo(buffer, "IDs below %llu",
-                   static_cast<unsigned long long>(bound_record.id_bound));
-}
-
-const char* identify(uint8 info) {
-  return (info & XLR_RMGR_INFO_MASK) == kBoundRecord ? "BOUND" : nullptr;
-}
-
-// Whether WAL up to `lsn` is flushed on the synchronous standbys, or none
-// are required: synchronous_standby_names is empty, or the checkpointer has
-// not taken it up yet (commits do not wait then either).
-bool synchronous_standbys_have(XLogRecPtr lsn) {
-  if (max_wal_senders == 0 || SyncRepStandbyNames == nullptr || SyncRepStandbyNames[0] == '\0')
-    return true;
-  LWLockAcquire(SyncRepLock, LW_SHARED);
-  const bool have =
-      !compat::sync_standbys_defined(WalSndCtl) || WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
-  LWLockRelease(SyncRepLock);
-  return have;
-}
-
-// Waits, as a commit at synchronous_commit = on would, until the synchronous
-// standbys have flushed the bound record at `lsn`. SyncRepWaitForLSN waits
-// only as far as the session's synchronous_commit asks, so the setting is
-// raised for the wait in a GUC nest level of its own (as a function's SET
-// clause does; allowed in parallel workers too), with interrupts held, as its
-// contract asks. A cancel or statement_timeout ends its wait with a WARNING
-// and returns; then the bound is not confirmed, and this call fails.
-void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
-  if (synchronous_standbys_have(lsn)) return;
-  const int nest_level = NewGUCNestLevel();
-  (void)set_config_option("synchronous_commit", "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-                          true, 0, false);
-  HOLD_INTERRUPTS();
-  SyncRepWaitForLSN(lsn, false);
-  RESUME_INTERRUPTS();
-  AtEOXact_GUC(true, nest_level);
-  CHECK_FOR_INTERRUPTS();  // a terminated backend exits here
-  if (synchronous_standbys_have(lsn)) return;
-  ereport(ERROR,
-          (errcode(ERRCODE_QUERY_CANCELED),
-           errmsg("canceled the wait for synchronous standbys to confirm a new snowflake ID bound"),
-           errdetail("IDs up to %s need a durable bound that this server has written to WAL at "
-                     "%X/%X but the standbys in synchronous_standby_names = '%s' have not "
-                     "confirmed; no ID under it was issued.",
-                     timestamp_text(timestamptz_from_unix_ms(until + settings.layout.epoch_ms())),
-                     static_cast<uint32>(lsn >> 32), static_cast<uint32>(lsn), SyncRepStandbyNames),
-           errhint("Bring a synchronous standby back, or remove it from "
-                   "synchronous_standby_names and reload.")));
-}
-
-RmgrData resource_manager;
-
-BackendSlot* claim_slot() {
-  if (MyProc == nullptr || compat::my_proc_number() >= slot_count()) return &unshared_slot;
-  BackendSlot* slot = &slots[compat::my_proc_number()];
-  slot->pid = MyProcPid;
-  before_shmem_exit(
-      [](int, Datum) {
-        LWLockAcquire(shared->counters_lock, LW_EXCLUSIVE);
-        for (int i = 0; i < kCounterCount; i++) {
-          const auto value = static_cast<int64_t>(pg_atomic_read_u64(&my_slot->value[i]));
-          shared->retired[i] = combine(i, shared->retired[i], value);
-          pg_atomic_write_u64(&my_slot->value[i], 0);
-        }
-        my_slot->pid = 0;
-        LWLockRelease(shared->counters_lock);
-      },
-      0);
-  return slot;
-}
-
-void publish(Counter counter) {
-  if (unlikely(my_slot == nullptr)) my_slot = claim_slot();
-  pg_atomic_write_u64(&my_slot->value[counter], static_cast<uint64>(local.value[counter]));
+  if (!IsUnderPostmaster) restore_durable_bound();
 }
 
 }  // namespace
@@ -374,84 +83,8 @@ void request_node_memory() {
   shmem_startup_hook = startup_hook;
 }
 
-void register_wal_resource_manager() {
-  resource_manager.rm_name = "snowflake";
-  resource_manager.rm_redo = redo;
-  resource_manager.rm_desc = describe;
-  resource_manager.rm_identify = identify;
-  RegisterCustomRmgr(kRmgrId, &resource_manager);
-}
-
 Generator* node_generator() {
   return generator;
-}
-
-void make_durable(int64_t timestamp, bool wait) {
-  if (wait) {
-    LWLockAcquire(shared->durable_lock, LW_EXCLUSIVE);
-  } else if (!LWLockConditionalAcquire(shared->durable_lock, LW_EXCLUSIVE)) {
-    return;
-  }
-  if (shared->written_until < generator->durable_until_after(timestamp, kDurableMarginMs)) {
-    const int64_t until = generator->durable_until_after(timestamp, kDurableIntervalMs);
-    BoundRecord bound_record{settings.layout.id_bound(until)};
-    XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));
-    const XLogRecPtr lsn = XLogInsert(kRmgrId, kBoundRecord);
-    XLogFlush(lsn);
-    write_state_file(until, ERROR);
-    shared->written_until = until;
-    shared->written_lsn = lsn;
-  }
-  const int64_t until = shared->written_until;
-  const XLogRecPtr lsn = shared->written_lsn;
-  LWLockRelease(shared->durable_lock);
-
-  // An early raise (the caller already holds its IDs) does not wait: a later
-  // call publishes the bound once the standbys have it.
-  if (wait) {
-    wait_for_synchronous_standbys(lsn, until);
-  } else if (!synchronous_standbys_have(lsn)) {
-    return;
-  }
-  generator->publish_durable(until);
-}
-
-void count(Counter counter, int64_t amount) {
-  local.value[counter] += amount;
-  publish(counter);
-}
-
-void count_largest(Counter counter, int64_t value) {
-  if (value <= local.value[counter]) return;
-  local.value[counter] = value;
-  publish(counter);
-}
-
-Counters node_counters() {
-  Counters total;
-  LWLockAcquire(shared->counters_lock, LW_SHARED);
-  for (int i = 0; i < kCounterCount; i++) total.value[i] = shared->retired[i];
-  for (int s = 0; s < slot_count(); s++) {
-    for (int i = 0; i < kCounterCount; i++) {
-      const auto value = static_cast<int64_t>(pg_atomic_read_u64(&slots[s].value[i]));
-      total.value[i] = combine(i, total.value[i], value);
-    }
-  }
-  LWLockRelease(shared->counters_lock);
-  return total;
-}
-
-void visit_backends(void (*visit)(int pid, const Counters& counters, void* context),
-                    void* context) {
-  for (int s = 0; s < slot_count(); s++) {
-    const int pid = slots[s].pid;
-    if (pid == 0) continue;
-    Counters counters;
-    for (int i = 0; i < kCounterCount; i++)
-      counters.value[i] = static_cast<int64_t>(pg_atomic_read_u64(&slots[s].value[i]));
-    visit(pid, counters, context);
-  }
 }
 
 }  // namespace snowflake::pg

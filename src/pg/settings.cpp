@@ -24,8 +24,12 @@
 #include "../core/clock.hpp"
 #include "compat.hpp"
 #include "postgres.hpp"
-#include "registry.hpp"
+#include "text.hpp"
 #include "time.hpp"
+
+extern "C" {
+#include "libpq-fe.h"
+}
 
 namespace snowflake::pg {
 
@@ -124,6 +128,49 @@ void assign_datacenter_id(int newval, void*) {
 
 void assign_worker_id(int newval, void*) {
   settings.node = node_of(settings.datacenter_id, newval);
+}
+
+// Whether `value` parses as a libpq connection string; if not, libpq's reason
+// goes to `message`.
+bool parses_as_conninfo(const char* value, char* message, size_t size) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(value, &error);
+  if (options != nullptr) {
+    PQconninfoFree(options);
+    return true;
+  }
+  copy_printable(message, size, error != nullptr ? error : "out of memory");
+  if (error != nullptr) PQfreemem(error);
+  return false;
+}
+
+// snowflake.registry's hooks: the value must parse as a libpq connection
+// string; assigning it keeps registry_configured.
+bool check_registry(char** newval, void**, GucSource) {
+  if (*newval == nullptr || (*newval)[0] == '\0') return true;
+  char message[512];
+  if (parses_as_conninfo(*newval, message, sizeof(message))) return true;
+  GUC_check_errdetail("snowflake.registry is not a valid libpq connection string: %s.", message);
+  return false;
+}
+
+void assign_registry(const char* newval, void*) {
+  settings.registry_configured = newval != nullptr && newval[0] != '\0';
+}
+
+// While the server starts (preload): a snowflake.registry that does not parse
+// stops it, as PostgreSQL would otherwise start without the registry.
+void require_registry_at_start() {
+  const char* raw = GetConfigOption("snowflake.registry", true, false);
+  if (raw == nullptr || raw[0] == '\0') return;
+  char message[512];
+  if (parses_as_conninfo(raw, message, sizeof(message))) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("invalid value for parameter \"snowflake.registry\""),
+           errdetail("It is not a valid libpq connection string: %s.", message),
+           errhint("Write it as for psql, such as 'host=registry.example dbname=snowflake "
+                   "user=snowflake_node', or remove the setting to run without a registry.")));
 }
 
 // The value the configuration gives `name`, read before (or instead of)
@@ -354,7 +401,7 @@ void define_settings() {
       "0 fails at once, as Twitter's IdWorker does.", &settings.max_clock_backward_wait_ms, 1000, 0,
       kMaxWaitLimitMs, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
 
-  // Registry (issue 4): the worker-identity registry, see registry.cpp. ------
+  // Registry (issue 4): the worker-identity registry, see src/pg/registry/. --
   if (process_shared_preload_libraries_in_progress) require_registry_at_start();
   DefineCustomStringVariable(
       "snowflake.registry",

@@ -27,10 +27,12 @@ struct Settings {
   // field of this node's IDs, or -1 while it is not configured.
   int64_t node = -1;
 
-  // Registry (issue 4, registry.cpp): the libpq connection string of the
+  // Registry (issue 4, src/pg/registry/): the libpq connection string of the
   // registry database ("" = none) and the lease. Reload.
   char* registry = nullptr;
   int registry_lease_ms = 30000;
+  // Derived from registry by its assign hook: it is not empty.
+  bool registry_configured = false;
 };
 
 extern Settings settings;

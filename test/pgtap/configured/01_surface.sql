@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(124);
+SELECT plan(125);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -56,9 +56,10 @@ SELECT columns_are('snowflake_status', ARRAY['datacenter_id', 'worker_id', 'epoc
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_status', 'SELECT'), 'pg_monitor can read snowflake_status');
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_backend_status', 'SELECT'), 'pg_monitor can read snowflake_backend_status');
 SELECT ok(NOT has_table_privilege('public', 'snowflake_status', 'SELECT'), 'PUBLIC cannot read snowflake_status');
-SELECT ok(NOT has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE')
-          AND has_function_privilege('pg_monitor', 'snowflake_registry_status()', 'EXECUTE'),
-          'snowflake_registry_status() is for pg_monitor, not PUBLIC (it names other nodes)');
+SELECT has_view('snowflake_registry_status');
+SELECT ok(has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT')
+          AND NOT has_table_privilege('public', 'snowflake_registry_status', 'SELECT'),
+          'snowflake_registry_status is for pg_monitor, not PUBLIC (it names other nodes)');
 
 -- Settings: contexts (who can change them, and when) and units.
 SELECT is(context, expected, name || ' takes effect at ' || expected)

@@ -1,27 +1,17 @@
 // The worker-identity registry (issue 4): leases on (datacenter_id, worker_id)
 // kept in a PostgreSQL database that every node reaches, so that two live
-// nodes never issue IDs with the same identity. registry.cpp states the
-// protocol; doc/registry.md is the operator's guide.
+// nodes never issue IDs with the same identity. This header is what the rest
+// of the module sees of src/pg/registry/; src/README.md maps its files (the
+// protocol is stated in worker.cpp and claim.cpp), doc/registry.md is the
+// operator's guide.
 #pragma once
 
 #include <cstdint>
 
-#include "postgres.hpp"
-#include "settings.hpp"
+#include "../postgres.hpp"
+#include "../settings.hpp"
 
 namespace snowflake::pg {
-
-// This process's snowflake.registry is not empty (kept by its assign hook).
-extern bool registry_configured;
-
-// The hooks of snowflake.registry: the value must parse as a libpq connection
-// string; assigning it keeps registry_configured.
-bool check_registry(char** newval, void** extra, GucSource source);
-void assign_registry(const char* newval, void* extra);
-
-// While the server starts (preload): a snowflake.registry that does not parse
-// stops it, as PostgreSQL would otherwise start without the registry.
-void require_registry_at_start();
 
 // _PG_init (preload only): the shared-memory hooks and the background worker.
 void request_registry_memory();
@@ -49,11 +39,11 @@ void explain_clock_behind(int64_t last_timestamp, int64_t clock);
 // The node field for issue(), and the check after its reservation. Without a
 // registry: one predictable branch on a process-local flag each.
 inline int64_t issuing_node() {
-  if (likely(!registry_configured)) return configured_node();
+  if (likely(!settings.registry_configured)) return configured_node();
   return registered_node();
 }
 inline void confirm_issuing_node(int64_t node, int64_t timestamp) {
-  if (unlikely(registry_configured)) confirm_registered_node(node, timestamp);
+  if (unlikely(settings.registry_configured)) confirm_registered_node(node, timestamp);
 }
 
 }  // namespace snowflake::pg

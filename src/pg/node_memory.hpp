@@ -1,0 +1,45 @@
+// The node's shared memory as node.cpp, durable.cpp and counters.cpp share it.
+// node.cpp sets it up; each of the others touches only its own fields, under
+// its own lock.
+#pragma once
+
+#include <cstdint>
+
+#include "../core/generator.hpp"
+#include "counters.hpp"
+#include "postgres.hpp"
+
+namespace snowflake::pg {
+
+// "snowflake generator": the generator's state (one cache line of atomics, see
+// src/core/generator.hpp) plus what the durability protocol and the counters
+// of exited backends need.
+struct SharedNode {
+  GeneratorState generator;
+  LWLock* durable_lock;
+  LWLock* counters_lock;
+  int64_t written_until;  // under durable_lock
+  XLogRecPtr written_lsn;
+  int64_t retired[kCounterCount];  // under counters_lock
+};
+
+// "snowflake backends": one slot of counters per backend, written only by its
+// owner, so counting costs no contention.
+struct alignas(64) BackendSlot {
+  int pid;  // 0 when free
+  pg_atomic_uint64 value[kCounterCount];
+};
+
+// Set once shared memory is attached (preload only).
+extern SharedNode* shared_node;
+extern BackendSlot* backend_slots;
+
+inline int backend_slot_count() {
+  return MaxBackends;
+}
+
+// The postmaster, when it (re)initializes shared memory: the generator starts
+// above the bound in the state file, and a clean shutdown writes the exact one.
+void restore_durable_bound();
+
+}  // namespace snowflake::pg

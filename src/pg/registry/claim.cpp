@@ -1,0 +1,331 @@
+// Claims: the statements that lease identities in the registry, and what a
+// claim hands over to the new holder.
+//
+// Claims. One statement claims or renews a row: an upsert that succeeds only
+// if the row is free, expired (registry clock), or this node's own: the same
+// system identifier on a later timeline (a promoted standby; but also a
+// point-in-time restore or a promoted copy, which cannot be told apart) or on
+// the same timeline from the same host and data directory (the same holder:
+// renewing, or restarted). A clone of a data directory (same system identifier
+// and timeline, elsewhere) must wait for the lease to expire like any other
+// node. Lease times are the registry's now(), so node clocks do not matter.
+//
+// The rule that keeps a takeover apart, even from a holder that still runs.
+// Each claim and renewal reports ids_before (the later of the node's clock and
+// its last ID, plus the lease, snowflake.max_lead and 1 ms; at least the floor
+// below plus the same window); the registry keeps it in the row and returns
+// it. The holder never returns an ID whose timestamp is at or above the
+// ids_before of its last accepted claim or renewal: issue() checks it after
+// reserving, with the lease (confirm_registered_node in lease.cpp), so a
+// forward clock step or a larger max_lead cannot pass it. Whenever the row
+// passes to anyone but the same holder, the row's inherited_ids_before becomes
+// the largest ids_before of the holders before (greatest(ids_before,
+// inherited_ids_before)), and the new holder raises its generator's floor to
+// it (Generator::raise_floor: the first ID there still makes a durable bound
+// first) before it publishes the lease. So its IDs are above every ID the
+// previous holder returned or can still return before it is fenced at its
+// next renewal. When the floor is further ahead of the clock than max_lead,
+// the new holder's IDs wait for its clock (explain_clock_behind says so): a
+// promoted standby issues at once when its predecessor released its row (or
+// its floor is past), and a restore or copy of a live node waits up to a lease
+// unless max_lead >= the lease.
+#include "claim.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "../../core/clock.hpp"
+#include "../node.hpp"
+#include "../settings.hpp"
+#include "../text.hpp"
+#include "../time.hpp"
+#include "client.hpp"
+
+extern "C" {
+#include "postmaster/postmaster.h"
+}
+
+namespace snowflake::pg::registry {
+
+namespace {
+
+// One statement claims or renews (datacenter_id, worker_id), or reports who
+// holds it. The conditions are those in the file header. The same holder
+// renewing (same system identifier, timeline, host and data directory) keeps
+// the row's inherited_ids_before; every other claimant gets the largest
+// ids_before of the holders before it. `previous` (the row as it was: the CTEs
+// share one snapshot) names the node a takeover was taken from.
+constexpr char kClaim[] =
+    "WITH previous AS (\n"
+    "  SELECT host, system_identifier = $3::numeric AND timeline = $4::bigint\n"
+    "      AND host = $5::text AND data_directory = $6::text AS same_holder\n"
+    "    FROM {table} WHERE datacenter_id = $1::integer AND worker_id = $2::integer),\n"
+    "claim AS (\n"
+    "  INSERT INTO {table} AS r (datacenter_id, worker_id, system_identifier,\n"
+    "      timeline, host, data_directory, cluster_name, claimed_at, renewed_at, expires_at,\n"
+    "      ids_before)\n"
+    "  VALUES ($1::integer, $2::integer, $3::numeric, $4::bigint, $5::text, $6::text, $7::text,\n"
+    "      now(), now(), now() + $8::integer * interval '1 millisecond',\n"
+    "      timestamptz 'epoch' + $9::bigint * interval '1 millisecond')\n"
+    "  ON CONFLICT (datacenter_id, worker_id) DO UPDATE SET\n"
+    "    claimed_at = CASE WHEN r.expires_at >= now()\n"
+    "                       AND r.system_identifier = excluded.system_identifier\n"
+    "                       AND r.timeline = excluded.timeline\n"
+    "                       AND r.host = excluded.host\n"
+    "                       AND r.data_directory = excluded.data_directory\n"
+    "                      THEN r.claimed_at ELSE now() END,\n"
+    "    inherited_ids_before = CASE WHEN r.system_identifier = excluded.system_identifier\n"
+    "                                 AND r.timeline = excluded.timeline\n"
+    "                                 AND r.host = excluded.host\n"
+    "                                 AND r.data_directory = excluded.data_directory\n"
+    "                                THEN r.inherited_ids_before\n"
+    "                                ELSE greatest(r.ids_before, r.inherited_ids_before) END,\n"
+    "    system_identifier = excluded.system_identifier, timeline = excluded.timeline,\n"
+    "    host = excluded.host, data_directory = excluded.data_directory,\n"
+    "    cluster_name = excluded.cluster_name, renewed_at = now(),\n"
+    "    expires_at = excluded.expires_at,\n"
+    "    ids_before = greatest(excluded.ids_before,\n"
+    "        CASE WHEN r.system_identifier = excluded.system_identifier\n"
+    "              AND r.timeline = excluded.timeline\n"
+    "              AND r.host = excluded.host\n"
+    "              AND r.data_directory = excluded.data_directory\n"
+    "             THEN r.inherited_ids_before\n"
+    "             ELSE greatest(r.ids_before, r.inherited_ids_before) END\n"
+    "          + $10::bigint * interval '1 millisecond')\n"
+    "  WHERE r.expires_at < now()\n"
+    "     OR (r.system_identifier = excluded.system_identifier\n"
+    "         AND (r.timeline < excluded.timeline\n"
+    "              OR (r.timeline = excluded.timeline AND r.host = excluded.host\n"
+    "                  AND r.data_directory = excluded.data_directory)))\n"
+    "  RETURNING *)\n"
+    "SELECT claimed, system_identifier::text, timeline, host, data_directory,\n"
+    "    CASE WHEN isfinite(claimed_at)\n"
+    "      THEN (extract(epoch FROM claimed_at) * 1000000)::bigint END,\n"
+    "    CASE WHEN isfinite(renewed_at)\n"
+    "      THEN (extract(epoch FROM renewed_at) * 1000000)::bigint END,\n"
+    "    CASE WHEN isfinite(expires_at)\n"
+    "      THEN (extract(epoch FROM expires_at) * 1000000)::bigint END,\n"
+    "    CASE WHEN claimed AND inherited_ids_before IS NOT NULL THEN floor(extract(epoch FROM\n"
+    "      least(inherited_ids_before, timestamptz '100000-01-01')) * 1000)::bigint END,\n"
+    "    CASE WHEN claimed THEN (SELECT host FROM previous WHERE NOT same_holder) END,\n"
+    "    CASE WHEN claimed THEN floor(extract(epoch FROM\n"
+    "      least(ids_before, timestamptz '100000-01-01')) * 1000)::bigint END\n"
+    "  FROM (SELECT true AS claimed, * FROM claim\n"
+    "        UNION ALL\n"
+    "        SELECT false, * FROM {table}\n"
+    "          WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
+    "            AND NOT EXISTS (SELECT FROM claim)) AS answer";
+
+// At shutdown: the row promises only the IDs this node actually issued, so
+// that a standby promoted in a planned switchover starts at once. The lease
+// itself runs on: the node gets its identity back if it restarts within it.
+constexpr char kRelease[] =
+    "UPDATE {table}\n"
+    "  SET ids_before = timestamptz 'epoch' + $7::bigint * interval '1 millisecond'\n"
+    "  WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
+    "    AND system_identifier = $3::numeric AND timeline = $4::bigint\n"
+    "    AND host = $5::text AND data_directory = $6::text";
+
+// A registry time sent as microseconds since 1970; NULL stands for infinity
+// (a row an administrator reserved for good).
+TimestampTz registry_timestamp(const PGresult* result, int column) {
+  if (PQgetisnull(result, 0, column)) return DT_NOEND;
+  return strtoll(PQgetvalue(result, 0, column), nullptr, 10) - kPostgresEpochUnixMs * 1000;
+}
+
+// Above every ID this node may issue under a lease of lease_ms from now.
+int64_t ids_before_ms() {
+  int64_t latest = unix_time_ms();
+  if (Generator* generator = node_generator(); generator != nullptr) {
+    const int64_t last = generator->state().last_id.load();
+    latest = std::max(latest, settings.layout.timestamp_of(last) + settings.layout.epoch_ms());
+  }
+  return latest + settings.registry_lease_ms + settings.max_lead_ms + 1;
+}
+
+}  // namespace
+
+void describe_self(Self* self) {
+  snprintf(self->system_identifier, sizeof(self->system_identifier), UINT64_FORMAT,
+           GetSystemIdentifier());
+  self->timeline = GetWALInsertionTimeLine();
+  char hostname[kHostSize];
+  if (gethostname(hostname, sizeof(hostname)) != 0) strlcpy(hostname, "unknown", sizeof(hostname));
+  hostname[sizeof(hostname) - 1] = '\0';
+  char host[kHostSize];
+  snprintf(host, sizeof(host), "%s:%d", hostname, PostPortNumber);
+  copy_printable(self->host, sizeof(self->host), host);
+  copy_printable(self->data_directory, sizeof(self->data_directory), DataDir);
+  copy_printable(self->cluster_name, sizeof(self->cluster_name), cluster_name);
+}
+
+Claim claim(const Self& self, int datacenter_id, int worker_id, ClaimResult* out, char* error) {
+  char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24];
+  snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
+  snprintf(work, sizeof(work), "%d", worker_id);
+  snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
+  snprintf(lease, sizeof(lease), "%d", settings.registry_lease_ms);
+  snprintf(ids_before, sizeof(ids_before), "%lld", static_cast<long long>(ids_before_ms()));
+  snprintf(window, sizeof(window), "%lld",
+           static_cast<long long>(int64_t{settings.registry_lease_ms} + settings.max_lead_ms + 1));
+  const char* const parameters[] = {datacenter,
+                                    work,
+                                    self.system_identifier,
+                                    timeline,
+                                    self.host,
+                                    self.data_directory,
+                                    self.cluster_name,
+                                    lease,
+                                    ids_before,
+                                    window};
+  out->sent_us = lease_clock_us();
+  PGresult* result = run(with_table(kClaim), 10, parameters, error);
+  if (result == nullptr) return Claim::kFailed;
+  if (PQntuples(result) != 1) {
+    PQclear(result);
+    return Claim::kRace;  // a row inserted meanwhile by another node
+  }
+  Holder& row = out->row;
+  copy_printable(row.system_identifier, sizeof(row.system_identifier), PQgetvalue(result, 0, 1));
+  row.timeline = strtoll(PQgetvalue(result, 0, 2), nullptr, 10);
+  copy_printable(row.host, sizeof(row.host), PQgetvalue(result, 0, 3));
+  copy_printable(row.data_directory, sizeof(row.data_directory), PQgetvalue(result, 0, 4));
+  row.claimed_at = registry_timestamp(result, 5);
+  row.renewed_at = registry_timestamp(result, 6);
+  row.expires_at = registry_timestamp(result, 7);
+  out->inherited_ms =
+      PQgetisnull(result, 0, 8) ? -1 : strtoll(PQgetvalue(result, 0, 8), nullptr, 10);
+  copy_printable(out->taken_from, sizeof(out->taken_from),
+                 PQgetisnull(result, 0, 9) ? "" : PQgetvalue(result, 0, 9));
+  out->ids_before_ms =
+      PQgetisnull(result, 0, 10) ? -1 : strtoll(PQgetvalue(result, 0, 10), nullptr, 10);
+  const bool claimed = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
+  PQclear(result);
+  return claimed ? Claim::kClaimed : Claim::kTaken;
+}
+
+namespace {
+
+bool is_mine(const Self& self, const char* system_identifier, int64 timeline, const char* host,
+             const char* data_directory) {
+  if (strcmp(system_identifier, self.system_identifier) != 0) return false;
+  if (timeline != self.timeline) return timeline < self.timeline;
+  return strcmp(host, self.host) == 0 && strcmp(data_directory, self.data_directory) == 0;
+}
+
+}  // namespace
+
+bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, char* error) {
+  const Layout& layout = settings.layout;
+  const bool one_datacenter = settings.datacenter_id >= 0 || layout.datacenter_bits() == 0;
+  const int first_datacenter = one_datacenter ? std::max(settings.datacenter_id, 0) : 0;
+  const int last_datacenter =
+      one_datacenter ? first_datacenter : static_cast<int>(layout.max_datacenter_id());
+  const int last_worker = static_cast<int>(layout.max_worker_id());
+  char low[16], high[16], workers[16];
+  snprintf(low, sizeof(low), "%d", first_datacenter);
+  snprintf(high, sizeof(high), "%d", last_datacenter);
+  snprintf(workers, sizeof(workers), "%d", last_worker);
+  const char* const parameters[] = {low, high, workers};
+  PGresult* result =
+      run(with_table("SELECT datacenter_id, worker_id, system_identifier::text, timeline, host, "
+                     "data_directory,\n"
+                     "    expires_at >= now()\n"
+                     "  FROM {table}\n"
+                     "  WHERE datacenter_id BETWEEN $1::integer AND $2::integer\n"
+                     "    AND worker_id BETWEEN 0 AND $3::integer\n"
+                     "  ORDER BY datacenter_id, worker_id"),
+          3, parameters, error);
+  if (result == nullptr) return false;
+
+  const int rows = PQntuples(result);
+  int mine = -1;
+  for (int i = 0; i < rows; i++) {
+    if (!is_mine(self, PQgetvalue(result, i, 2), strtoll(PQgetvalue(result, i, 3), nullptr, 10),
+                 PQgetvalue(result, i, 4), PQgetvalue(result, i, 5)))
+      continue;
+    const bool live = strcmp(PQgetvalue(result, i, 6), "t") == 0;
+    if (mine < 0 || live) mine = i;
+    if (live) break;
+  }
+  *found = true;
+  if (mine >= 0) {
+    *datacenter_id = atoi(PQgetvalue(result, mine, 0));
+    *worker_id = atoi(PQgetvalue(result, mine, 1));
+    PQclear(result);
+    return true;
+  }
+  // Live rows come in (datacenter_id, worker_id) order: walk to the first gap.
+  int datacenter = first_datacenter;
+  int work = 0;
+  for (int i = 0; i < rows && datacenter <= last_datacenter; i++) {
+    if (strcmp(PQgetvalue(result, i, 6), "t") != 0) continue;
+    const int row_datacenter = atoi(PQgetvalue(result, i, 0));
+    const int row_worker = atoi(PQgetvalue(result, i, 1));
+    if (row_datacenter != datacenter || row_worker != work) {
+      if (row_datacenter > datacenter || (row_datacenter == datacenter && row_worker > work)) break;
+      continue;
+    }
+    if (++work > last_worker) {
+      work = 0;
+      datacenter++;
+    }
+  }
+  PQclear(result);
+  *found = datacenter <= last_datacenter;
+  *datacenter_id = datacenter;
+  *worker_id = work;
+  return *found;
+}
+
+// A new holder starts above its predecessors: its generator's floor goes up
+// to the largest ids_before they reported (nothing is made durable: the first
+// ID there raises a durable bound first). Renewals return the same floor,
+// which then changes nothing.
+void apply_inherited(const ClaimResult& result, View* target) {
+  View& view = *target;
+  Generator* generator = node_generator();
+  const Layout& layout = settings.layout;
+  if (result.taken_from[0] != '\0') {
+    view.floor = 0;
+    strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
+  }
+  const int64_t timestamp = result.inherited_ms - layout.epoch_ms();
+  if (generator == nullptr || result.inherited_ms < 0 || timestamp <= 0) return;
+  const int64_t last = generator->state().last_id.load();
+  const bool raises = last < layout.max_id(timestamp - 1);
+  generator->raise_floor(timestamp);
+  if (timestamp > view.floor) view.floor = timestamp;
+  if (raises && result.inherited_ms > unix_time_ms()) {
+    ereport(LOG,
+            (errmsg("snowflake registry: continuing above the previous holder's IDs, which run "
+                    "up to %s",
+                    timestamp_text(timestamptz_from_unix_ms(result.inherited_ms))),
+             errdetail("The previous holder of the identity (%s) may have issued IDs up to that "
+                       "time; this node's clock is behind it by %lld ms, snowflake.max_lead is "
+                       "%d ms.",
+                       view.floor_host[0] != '\0' ? view.floor_host : "unknown",
+                       static_cast<long long>(result.inherited_ms - unix_time_ms()),
+                       settings.max_lead_ms)));
+  }
+}
+
+bool release_row(const Self& self, int datacenter_id, int worker_id, int64_t ids_before,
+                 bool* released, char* error) {
+  char datacenter[16], work[16], timeline[24], before[24];
+  snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
+  snprintf(work, sizeof(work), "%d", worker_id);
+  snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
+  snprintf(before, sizeof(before), "%lld", static_cast<long long>(ids_before));
+  const char* const parameters[] = {
+      datacenter, work, self.system_identifier, timeline, self.host, self.data_directory, before};
+  PGresult* result = run(with_table(kRelease), 7, parameters, error);
+  if (result == nullptr) return false;
+  *released = strcmp(PQcmdTuples(result), "1") == 0;
+  PQclear(result);
+  return true;
+}
+
+}  // namespace snowflake::pg::registry

@@ -1,0 +1,56 @@
+// The statements of the registry worker: claim or renew an identity, pick a
+// free one, lower ids_before at shutdown; and what a claim hands over to the
+// new holder. claim.cpp states the rules they carry.
+#pragma once
+
+#include <cstdint>
+
+#include "../postgres.hpp"
+#include "view.hpp"
+
+namespace snowflake::pg::registry {
+
+// This node, as the registry records it.
+struct Self {
+  char system_identifier[kSystemIdentifierSize];
+  int64 timeline;
+  char host[kHostSize];
+  char data_directory[MAXPGPATH];
+  char cluster_name[NAMEDATALEN];
+};
+
+void describe_self(Self* self);
+
+enum class Claim { kClaimed, kTaken, kRace, kFailed };
+
+struct ClaimResult {
+  Holder row;
+  int64_t inherited_ms;        // -1 if none
+  int64_t sent_us;             // lease_clock_us() when the statement was sent
+  int64_t ids_before_ms;       // the row's ids_before once claimed (ms since 1970)
+  char taken_from[kHostSize];  // a takeover: the previous holder's host, else ""
+};
+
+// Claims or renews (datacenter_id, worker_id) for `self`: kClaimed (with the
+// row in `out`), kTaken (by the node in out->row), kRace (another node's insert
+// came first: try again), or kFailed (reason in `error`; disconnect).
+Claim claim(const Self& self, int datacenter_id, int worker_id, ClaimResult* out, char* error);
+
+// Automatic leasing: the identity to try next. A row this node already holds
+// (or held, if no one took it since) comes first, so a restart within the
+// lease gets the same identity back; else the lowest free one. false with
+// *found = false when every identity is leased, with *found = true when the
+// statement failed (reason in `error`).
+bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, char* error);
+
+// After a claim: the generator's floor goes up to what the previous holders
+// reported, and `view` keeps it (and whom it came from) for the errors.
+void apply_inherited(const ClaimResult& result, View* view);
+
+// At shutdown: sets this node's row's ids_before to `ids_before` (ms since
+// 1970). false with the reason in `error` if the statement failed; else
+// *released says whether the row was still this node's.
+bool release_row(const Self& self, int datacenter_id, int worker_id, int64_t ids_before,
+                 bool* released, char* error);
+
+}  // namespace snowflake::pg::registry

@@ -1,0 +1,40 @@
+// The registry worker's libpq client: one connection to the database in
+// snowflake.registry, used without blocking (every wait is on the worker's
+// latch, with a deadline), and the registry table it resolves once per
+// connection. Only the worker (worker.cpp, claim.cpp) uses it.
+#pragma once
+
+#include "../postgres.hpp"
+
+extern "C" {
+#include "libpq-fe.h"
+}
+
+namespace snowflake::pg::registry {
+
+// How long connecting and each statement may take (also the registry's
+// statement_timeout and lock_timeout), in ms.
+int request_timeout_ms();
+
+// The worker gives its lease back at shutdown: from now on a shutdown request
+// no longer cuts requests short, and each gets at most a second.
+void start_release();
+
+// Whether a connection is open, and the snowflake.registry it was opened with.
+bool connected();
+const char* connected_to();
+
+// Connects to snowflake.registry and resolves the table; false with the reason
+// in `error` (kErrorSize bytes), after which nothing is open.
+bool connect_registry(char* error);
+void disconnect();
+
+// `text` with each {table} replaced by the table the connection resolved
+// (allocated in the current memory context).
+const char* with_table(const char* text);
+
+// Runs one statement; the result (PGRES_TUPLES_OK or PGRES_COMMAND_OK) or
+// nullptr with the reason in `error`, after which the caller disconnects.
+PGresult* run(const char* sql, int count, const char* const* parameters, char* error);
+
+}  // namespace snowflake::pg::registry

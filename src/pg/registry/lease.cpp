@@ -1,0 +1,254 @@
+// The backends' side of the registry: whether this node may issue IDs now,
+// read from the View (view.cpp) twice per issue(), before and after its
+// reservation, and the errors that say why not. The rules these checks enforce
+// are stated where the values they compare are made: valid_until in
+// worker.cpp ("The rule that keeps two nodes apart"), ids_before and the floor
+// in claim.cpp ("The rule that keeps a takeover apart").
+#include <algorithm>
+
+#include "../settings.hpp"
+#include "../time.hpp"
+#include "registry.hpp"
+#include "view.hpp"
+
+namespace snowflake::pg {
+
+using namespace registry;
+
+namespace {
+
+// How long issue() waits for the worker's first answer for this identity
+// (after the server starts, or a reload that changes the identity or the
+// registry): a connection and two statements to a registry nearby.
+constexpr int64_t kFirstClaimWaitMs = 2000;
+
+[[noreturn]] void refuse_conflict(const View& view) {
+  const Holder& other = view.other;
+  const bool same_system = strcmp(other.system_identifier, view.mine.system_identifier) == 0;
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake identity datacenter_id %d, worker_id %d is held by another node",
+                  view.datacenter_id, view.worker_id),
+           errdetail("The registry shows it held by %s (data directory %s, system identifier %s, "
+                     "timeline %lld) since %s, its lease running until %s; this node has system "
+                     "identifier %s, timeline %lld.",
+                     other.host, other.data_directory, other.system_identifier,
+                     static_cast<long long>(other.timeline), registry_time(other.claimed_at),
+                     registry_time(other.expires_at), view.mine.system_identifier,
+                     static_cast<long long>(view.mine.timeline)),
+           same_system
+               ? errhint("The other node has this node's system identifier on a later timeline: "
+                         "a standby was promoted in this node's place. Stop this node, or rebuild "
+                         "it as a standby of the new primary.")
+               : errhint("Give one of the two nodes another snowflake.worker_id, or leave "
+                         "snowflake.worker_id unset to lease a free identity. If the other node "
+                         "is gone for good, this node takes the identity over once its lease "
+                         "expires.")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_expired(const View& view, int64_t now_us) {
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake identity lease for datacenter_id %d, worker_id %d has expired",
+                  view.datacenter_id, view.worker_id),
+           errdetail("The registry last renewed it at %s (registry clock). A node issues IDs only "
+                     "until %d ms after it sent the last renewal the registry accepted (lease %d "
+                     "ms less a tenth); that was %lld ms ago. Last registry error: %s",
+                     registry_time(view.mine.renewed_at), view.lease_ms - view.lease_ms / 10,
+                     view.lease_ms, static_cast<long long>((now_us - view.valid_until_us) / 1000),
+                     view.error[0] != '\0' ? view.error : "none."),
+           errhint("Make the registry in snowflake.registry reachable again: the node renews its "
+                   "lease and issues IDs again at once.")));
+  pg_unreachable();
+}
+
+// (Reads the whole View: callers have only its hot part.)
+[[noreturn]] void refuse_ids_before(int64_t timestamp) {
+  View view;
+  read_view(&view, sizeof(View));
+  const int64_t epoch_ms = settings.layout.epoch_ms();
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake IDs have reached the limit this node reported to the registry"),
+           errdetail("The last renewal of datacenter_id %d, worker_id %d the registry accepted "
+                     "promised IDs before %s; the next ID is of %s. A node that takes the "
+                     "identity over starts at that limit, so this node issues no ID at or "
+                     "above it.",
+                     view.datacenter_id, view.worker_id,
+                     timestamp_text(timestamptz_from_unix_ms(view.ids_before + epoch_ms)),
+                     timestamp_text(timestamptz_from_unix_ms(timestamp + epoch_ms))),
+           errhint("The clock jumped forward or snowflake.max_lead was raised since the last "
+                   "renewal: the next renewal (within a third of snowflake.registry_lease) "
+                   "raises the limit. Make sure the registry is reachable.")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_released(const View& view) {
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("this node has released its snowflake identity"),
+                  errdetail("The server is shutting down: the \"%s\" worker stopped issuing "
+                            "under datacenter_id %d, worker_id %d and told the registry up to "
+                            "where its IDs run.",
+                            kWorkerName, view.datacenter_id, view.worker_id),
+                  errhint("Issue IDs on the node that takes over, or after this one restarts.")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_exhausted(const View& view) {
+  const Layout& layout = settings.layout;
+  if (view.target_datacenter_id >= 0 || layout.datacenter_bits() == 0) {
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("no free snowflake identity in the registry"),
+             errdetail("Every worker_id from 0 to %lld of datacenter_id %d is leased by a live "
+                       "node.",
+                       static_cast<long long>(layout.max_worker_id()),
+                       std::max(view.target_datacenter_id, 0)),
+             errhint("Stop nodes that no longer need an identity (their leases expire after "
+                     "snowflake.registry_lease), or set another snowflake.datacenter_id.")));
+  }
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("no free snowflake identity in the registry"),
+           errdetail("Every worker_id from 0 to %lld of every datacenter_id from 0 to %lld is "
+                     "leased by a live node.",
+                     static_cast<long long>(layout.max_worker_id()),
+                     static_cast<long long>(layout.max_datacenter_id())),
+           errhint("Stop nodes that no longer need an identity (their leases expire after "
+                   "snowflake.registry_lease).")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_unconfirmed(const View& view, bool waited) {
+  const char* subject = view.target_worker_id >= 0 ? "the configured identity" : "an identity";
+  if (view.state == State::kUnreachable) {
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("the snowflake registry has not confirmed this node's identity"),
+             errdetail("With snowflake.registry set, IDs are issued only under an identity the "
+                       "registry has leased to this node. The last attempt to claim %s, at %s, "
+                       "failed: %s",
+                       subject, registry_time(view.error_at), view.error),
+             errhint("Check that the registry database is reachable with the connection string "
+                     "in snowflake.registry; snowflake_registry_status() shows the worker's "
+                     "progress.")));
+  }
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("the snowflake registry has not confirmed this node's identity"),
+           errdetail("With snowflake.registry set, IDs are issued only under an identity the "
+                     "registry has leased to this node; the \"%s\" worker has not claimed %s "
+                     "%s.",
+                     kWorkerName, subject,
+                     waited ? psprintf("within %lld ms", static_cast<long long>(kFirstClaimWaitMs))
+                            : "yet"),
+           errhint("Check that the \"%s\" background worker runs (the server log says why it "
+                   "does not) and that the registry is reachable; snowflake_registry_status() "
+                   "shows its progress.",
+                   kWorkerName)));
+  pg_unreachable();
+}
+
+// Whether the worker's View answers this backend's settings (both reload the
+// same configuration, at slightly different moments).
+bool view_is_current(const View& view) {
+  return view.target_worker_id == settings.worker_id &&
+         view.target_datacenter_id == settings.datacenter_id && view.state != State::kDisabled &&
+         view.state != State::kStarting && view.state != State::kStandby;
+}
+
+// Whether `view` lets this node issue now, with `wanted` (-1: any leased node).
+bool view_allows(const View& view, int64_t now_us, int64_t wanted) {
+  return view_is_current(view) && view.state == State::kHeld && now_us < view.valid_until_us &&
+         (wanted < 0 || view.node == wanted);
+}
+
+}  // namespace
+
+int64_t registered_node() {
+  const bool automatic = settings.worker_id < 0;
+  const int64_t wanted = automatic ? -1 : configured_node();
+  const int64_t give_up_us = lease_clock_us() + kFirstClaimWaitMs * 1000;
+  bool sleeping = false;
+  View view;
+  for (;;) {
+    read_view(&view, kHotSize);
+    const int64_t now_us = lease_clock_us();
+    const bool current = view_is_current(view);
+    if (view_allows(view, now_us, wanted)) {
+      if (sleeping) ConditionVariableCancelSleep();
+      return view.node;
+    }
+    if (!current && now_us < give_up_us) {
+      // The first call only prepares to sleep, so the View is read again first.
+      const long timeout_ms = static_cast<long>(std::max<int64_t>(1, (give_up_us - now_us) / 1000));
+      (void)ConditionVariableTimedSleep(&shared->changed, timeout_ms, PG_WAIT_EXTENSION);
+      sleeping = true;
+      continue;
+    }
+    if (sleeping) ConditionVariableCancelSleep();
+    read_view(&view, sizeof(View));
+    if (!view_is_current(view)) refuse_unconfirmed(view, true);
+    switch (view.state) {
+      case State::kHeld:
+        refuse_expired(view, lease_clock_us());
+      case State::kConflict:
+        refuse_conflict(view);
+      case State::kExhausted:
+        refuse_exhausted(view);
+      case State::kReleased:
+        refuse_released(view);
+      case State::kUnconfigured:
+        (void)configured_node();
+        break;
+      default:
+        break;
+    }
+    refuse_unconfirmed(view, false);
+  }
+}
+
+void confirm_registered_node(int64_t node, int64_t timestamp) {
+  // The reservation (a compare-and-swap on last_id) before the View: the
+  // release at shutdown publishes the View first, then reads last_id.
+  pg_memory_barrier();
+  View view;
+  read_view(&view, kHotSize);
+  if (likely(view_allows(view, lease_clock_us(), node))) {
+    if (likely(timestamp < view.ids_before)) return;
+    refuse_ids_before(timestamp);
+  }
+  // Says why: the lease ran out, another node holds the identity, ...
+  if (registered_node() != node) refuse_unconfirmed(view, false);
+  read_view(&view, kHotSize);
+  if (timestamp >= view.ids_before) refuse_ids_before(timestamp);
+}
+
+void explain_clock_behind(int64_t last_timestamp, int64_t clock) {
+  View view;
+  read_view(&view, sizeof(View));
+  // Only while the generator has issued nothing at or above the floor.
+  if (view.state != State::kHeld || view.floor <= 0 || last_timestamp >= view.floor ||
+      view.floor - clock <= settings.max_lead_ms)
+    return;
+  const int64_t epoch_ms = settings.layout.epoch_ms();
+  const int64_t from = view.floor - settings.max_lead_ms;
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("this node is taking snowflake identity datacenter_id %d, worker_id %d over "
+                  "from %s, whose IDs may run up to %s",
+                  view.datacenter_id, view.worker_id,
+                  view.floor_host[0] != '\0' ? view.floor_host : "its previous holder",
+                  timestamp_text(timestamptz_from_unix_ms(view.floor + epoch_ms))),
+           errdetail("IDs are issued from %s, when this node's clock (now %s) is within "
+                     "snowflake.max_lead (%d ms) of that time; that is %lld ms from now.",
+                     timestamp_text(timestamptz_from_unix_ms(from + epoch_ms)),
+                     timestamp_text(timestamptz_from_unix_ms(clock + epoch_ms)),
+                     settings.max_lead_ms, static_cast<long long>(from - clock)),
+           errhint("Wait until then, or set snowflake.max_lead >= snowflake.registry_lease "
+                   "(plus the previous holder's snowflake.max_lead) so that a takeover issues "
+                   "IDs at once, ahead of the clock.")));
+}
+
+}  // namespace snowflake::pg

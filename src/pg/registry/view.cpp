@@ -1,0 +1,79 @@
+// The registry's shared memory: one View of this node's lease, written by the
+// registry worker and read by every backend.
+//
+// Who writes what. The "snowflake registry" worker (worker.cpp) is the only
+// writer of the View; backends only read it (lease.cpp, status.cpp), and never
+// talk to the registry themselves. The View outlives a restart of the worker,
+// so a lease held stays held.
+//
+// The seqlock. The worker makes changecount odd, copies the View in, makes
+// changecount even again, and broadcasts the condition variable. Readers copy
+// the part they need between two reads of changecount and retry if it was odd
+// or moved, so they take no lock. issue() reads the hot part (six words) this
+// way twice per call, before and after its reservation; without a registry it
+// reads none (issuing_node() in registry.hpp).
+#include "view.hpp"
+
+#include "../settings.hpp"
+#include "registry.hpp"
+
+namespace snowflake::pg {
+
+namespace registry {
+
+SharedRegistry* shared = nullptr;
+
+namespace {
+
+shmem_request_hook_type previous_request_hook = nullptr;
+shmem_startup_hook_type previous_startup_hook = nullptr;
+
+void request_hook() {
+  if (previous_request_hook) previous_request_hook();
+  RequestAddinShmemSpace(MAXALIGN(sizeof(SharedRegistry)));
+}
+
+void startup_hook() {
+  if (previous_startup_hook) previous_startup_hook();
+  LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+  bool found = false;
+  shared = static_cast<SharedRegistry*>(
+      ShmemInitStruct("snowflake registry", sizeof(SharedRegistry), &found));
+  if (!found) {
+    pg_atomic_init_u32(&shared->changecount, 0);
+    ConditionVariableInit(&shared->changed);
+    reset_view(&shared->view, settings.registry_configured ? State::kStarting : State::kDisabled);
+  }
+  LWLockRelease(AddinShmemInitLock);
+}
+
+}  // namespace
+
+void write_view(const View& view) {
+  pg_atomic_fetch_add_u32(&shared->changecount, 1);  // a full barrier
+  memcpy(&shared->view, &view, sizeof(View));
+  pg_write_barrier();
+  pg_atomic_fetch_add_u32(&shared->changecount, 1);
+  ConditionVariableBroadcast(&shared->changed);
+}
+
+void reset_view(View* view, State state) {
+  memset(static_cast<void*>(view), 0, sizeof(View));
+  view->state = state;
+  view->target_datacenter_id = settings.datacenter_id;
+  view->target_worker_id = settings.worker_id;
+  view->node = -1;
+  view->datacenter_id = -1;
+  view->worker_id = -1;
+}
+
+}  // namespace registry
+
+void request_registry_memory() {
+  registry::previous_request_hook = shmem_request_hook;
+  shmem_request_hook = registry::request_hook;
+  registry::previous_startup_hook = shmem_startup_hook;
+  shmem_startup_hook = registry::startup_hook;
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,117 @@
+// The View: what the registry worker knows of this node's lease, published in
+// shared memory for the backends, and read without a lock (view.cpp states the
+// seqlock). Internal to src/pg/registry/; the rest of the module sees
+// registry.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+
+#include "../postgres.hpp"
+#include "../time.hpp"
+
+extern "C" {
+#include "storage/condition_variable.h"
+}
+
+namespace snowflake::pg::registry {
+
+constexpr char kWorkerName[] = "snowflake registry";
+
+constexpr int kSystemIdentifierSize = 24;
+constexpr int kHostSize = 256;
+constexpr int kErrorSize = 512;
+
+enum class State : int32 {
+  kDisabled,      // no registry configured
+  kStarting,      // no answer yet for the current identity settings
+  kStandby,       // in recovery: nothing claimed
+  kUnconfigured,  // worker_id set, datacenter_id not
+  kHeld,          // leased; IDs may be issued while lease_clock_us() < valid_until_us
+  kConflict,      // another live node holds the configured identity
+  kUnreachable,   // no lease, and the last attempt failed
+  kExhausted,     // automatic leasing found no free identity
+  kReleased,      // shutting down: issues nothing, told the registry its last ID
+};
+
+// A registry row as the worker saw it.
+struct Holder {
+  char system_identifier[kSystemIdentifierSize];
+  int64 timeline;
+  char host[kHostSize];
+  char data_directory[MAXPGPATH];
+  TimestampTz claimed_at;
+  TimestampTz renewed_at;
+  TimestampTz expires_at;
+};
+
+// A registry time as text; 0 (no such time) is "(never)".
+inline const char* registry_time(TimestampTz t) {
+  return t == 0 ? "(never)" : timestamp_text(t);
+}
+
+struct View {
+  // What issue() reads (copied up to `mine`).
+  State state;
+  int32 target_datacenter_id;  // the settings the worker acts on
+  int32 target_worker_id;
+  int64 node;            // leased or confirmed (kHeld), else -1
+  int64 valid_until_us;  // on lease_clock_us() (kHeld)
+  // (kHeld) The ids_before of the last accepted claim or renewal, as a
+  // timestamp of the layout: every ID returned lies below it.
+  int64 ids_before;
+  // The rest, for errors and snowflake_registry_status().
+  Holder mine;  // this node's row (kHeld); its identity also when contested
+  int32 datacenter_id;
+  int32 worker_id;
+  int32 lease_ms;
+  Holder other;  // kConflict
+  // The floor inherited at the last takeover (a timestamp of the layout, 0 if
+  // none) and the host of the node it was taken over from ("" if unknown).
+  int64 floor;
+  char floor_host[kHostSize];
+  TimestampTz error_at;
+  char error[kErrorSize];
+};
+
+constexpr size_t kHotSize = offsetof(View, mine);
+
+struct SharedRegistry {
+  pg_atomic_uint32 changecount;  // odd while the worker writes `view`
+  ConditionVariable changed;     // broadcast after every write
+  View view;
+};
+
+// Set once shared memory is attached (preload only).
+extern SharedRegistry* shared;
+
+// Seqlock read of the first `size` bytes of the View (kHotSize, or all of it).
+// Inline: issue() calls it twice per ID when a registry is configured.
+inline void read_view(View* out, size_t size) {
+  for (;;) {
+    const uint32 before = pg_atomic_read_u32(&shared->changecount);
+    pg_read_barrier();
+    memcpy(static_cast<void*>(out), &shared->view, size);
+    pg_read_barrier();
+    if ((before & 1) == 0 && pg_atomic_read_u32(&shared->changecount) == before) return;
+    pg_spin_delay();
+  }
+}
+
+// The worker's write (the only writer, so no lock); broadcasts `changed`.
+void write_view(const View& view);
+
+// Empties `view` into `state`, for the identity settings as they are now.
+void reset_view(View* view, State state);
+
+// The clock of leases and waits: monotonic, and unlike CLOCK_MONOTONIC it
+// keeps counting while the machine is suspended, so a node that wakes up after
+// its lease has passed knows it.
+inline int64_t lease_clock_us() {
+  timespec now;
+  clock_gettime(CLOCK_BOOTTIME, &now);
+  return int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
+}
+
+}  // namespace snowflake::pg::registry

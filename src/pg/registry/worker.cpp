@@ -1,0 +1,404 @@
+// The background worker "snowflake registry": its loop and state machine. One
+// per node, started at consistent state (so also on a standby, where it waits
+// for the promotion); it claims or renews this node's identity (claim.cpp)
+// through its libpq client (client.cpp) and publishes the outcome in the View
+// (view.cpp), which backends read (lease.cpp). Every wait is on its latch with
+// a deadline, so shutdown and reloads are never held up for long.
+//
+// The rule that keeps two nodes apart. A node issues IDs only while its
+// monotonic clock (CLOCK_BOOTTIME: it counts suspended time too) reads less than
+//     valid_until = (that clock's time the last accepted renewal was sent)
+//                   + lease - lease / 10
+// The registry set that renewal's expires_at to (its now() when it processed
+// the request, so after it was sent) + lease, and no other node can claim the
+// row before expires_at has passed on the registry's clock. So the node stops
+// at least lease / 10 before anyone else may start, as long as the two clocks
+// run at the same rate; whether the registry is reachable in between does not
+// matter. Renewals go out every lease / 3 and are retried every second (at
+// most) after a failure; each request times out after lease / 4 (at most
+// 10 s). record_claim() sets valid_until; lease.cpp refuses IDs past it.
+//
+// Release. On a clean shutdown (SIGTERM) the worker publishes "released" (no
+// backend returns another ID: each reads the View after its reservation, with
+// a full barrier between), then reads last_id, and sets the row's ids_before
+// to 1 ms above that ID's timestamp (bounded by a second). A standby promoted
+// in a planned switchover then finds a floor already past. The lease is left
+// to run, so a restart within it keeps the identity and other nodes (another
+// system identifier, the same timeline) still wait for it.
+#include <algorithm>
+
+#include "../node.hpp"
+#include "../settings.hpp"
+#include "../time.hpp"
+#include "claim.hpp"
+#include "client.hpp"
+#include "registry.hpp"
+#include "view.hpp"
+
+extern "C" {
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+}
+
+namespace snowflake::pg {
+
+using namespace registry;
+
+namespace {
+
+// After a failed attempt, the worker tries again this soon (or lease / 3).
+constexpr int64_t kRetryMs = 1000;
+// How often a standby looks whether it has been promoted.
+constexpr int64_t kRecoveryPollMs = 500;
+// Automatic leasing: picks in a row lost to other nodes before giving up for now.
+constexpr int kPickAttempts = 4;
+// A claim that lost a race with another node's insert is tried again this soon.
+constexpr int64_t kRaceRetryUs = 50 * 1000;
+constexpr int kWorkerRestartSeconds = 5;
+
+struct Worker {
+  View view;
+  int64_t next_attempt_us;
+  State logged;         // the last state written to the server log
+  int64 logged_node;    // and its identity
+  bool logged_failure;  // a failure was logged since the last success
+};
+
+Worker worker;
+
+int64_t lease_us() {
+  return int64_t{settings.registry_lease_ms} * 1000;
+}
+int64_t renew_interval_us() {
+  return lease_us() / 3;
+}
+int64_t retry_us() {
+  return std::min(kRetryMs * 1000, renew_interval_us());
+}
+
+void log_state() {
+  const View& view = worker.view;
+  if (view.state == worker.logged && view.node == worker.logged_node) return;
+  worker.logged = view.state;
+  worker.logged_node = view.node;
+  switch (view.state) {
+    case State::kHeld:
+      ereport(LOG, (errmsg("snowflake registry: holding datacenter_id %d, worker_id %d",
+                           view.datacenter_id, view.worker_id),
+                    errdetail("Lease of %d ms, claimed at %s (registry clock).", view.lease_ms,
+                              registry_time(view.mine.claimed_at))));
+      break;
+    case State::kConflict:
+      ereport(LOG, (errmsg("snowflake registry: datacenter_id %d, worker_id %d is held by %s "
+                           "(data directory %s, system identifier %s) since %s",
+                           view.datacenter_id, view.worker_id, view.other.host,
+                           view.other.data_directory, view.other.system_identifier,
+                           registry_time(view.other.claimed_at))));
+      break;
+    case State::kExhausted:
+      ereport(LOG, (errmsg("snowflake registry: no free identity")));
+      break;
+    default:
+      break;
+  }
+}
+
+void publish() {
+  write_view(worker.view);
+  log_state();
+}
+
+void record_failure(const char* error) {
+  if (ShutdownRequestPending) return;
+  View& view = worker.view;
+  view.error_at = GetCurrentTimestamp();
+  strlcpy(view.error, error, sizeof(view.error));
+  if (view.state != State::kHeld) {
+    view.state = State::kUnreachable;
+    view.node = -1;
+    view.valid_until_us = 0;
+  }
+  if (!worker.logged_failure) {
+    ereport(LOG, (errmsg("snowflake registry: %s", error),
+                  view.state == State::kHeld
+                      ? errdetail(
+                            "The lease stays valid for %lld ms more.",
+                            static_cast<long long>((view.valid_until_us - lease_clock_us()) / 1000))
+                      : 0));
+    worker.logged_failure = true;
+  }
+  worker.next_attempt_us = lease_clock_us() + retry_us();
+}
+
+void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& result) {
+  View& view = worker.view;
+  if (view.state != State::kHeld || view.datacenter_id != datacenter_id ||
+      view.worker_id != worker_id) {
+    view.floor = 0;
+    view.floor_host[0] = '\0';
+  }
+  apply_inherited(result, &view);
+  view.state = State::kHeld;
+  view.datacenter_id = datacenter_id;
+  view.worker_id = worker_id;
+  view.node = settings.layout.node(datacenter_id, worker_id);
+  view.lease_ms = settings.registry_lease_ms;
+  view.valid_until_us = result.sent_us + lease_us() - lease_us() / 10;
+  view.ids_before = result.ids_before_ms - settings.layout.epoch_ms();
+  view.mine = result.row;
+  strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
+  view.error[0] = '\0';
+  view.error_at = 0;
+  if (worker.logged_failure) {
+    ereport(LOG, (errmsg("snowflake registry: reached the registry again")));
+    worker.logged_failure = false;
+  }
+  worker.next_attempt_us = result.sent_us + renew_interval_us();
+}
+
+void record_conflict(const Self& self, int datacenter_id, int worker_id,
+                     const ClaimResult& result) {
+  View& view = worker.view;
+  view.state = State::kConflict;
+  view.datacenter_id = datacenter_id;
+  view.worker_id = worker_id;
+  view.node = -1;
+  view.valid_until_us = 0;
+  view.other = result.row;
+  strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
+  view.mine.timeline = self.timeline;
+  worker.next_attempt_us = lease_clock_us() + retry_us();
+}
+
+// One round with the registry: claim or renew, and publish the outcome.
+void attempt() {
+  char error[kErrorSize];
+  Self self;
+  describe_self(&self);
+  if (!connected() && !connect_registry(error)) {
+    record_failure(error);
+    publish();
+    return;
+  }
+  ClaimResult result;
+  if (settings.worker_id >= 0) {
+    const int datacenter_id = std::max(settings.datacenter_id, 0);
+    switch (claim(self, datacenter_id, settings.worker_id, &result, error)) {
+      case Claim::kClaimed:
+        record_claim(self, datacenter_id, settings.worker_id, result);
+        break;
+      case Claim::kTaken:
+        record_conflict(self, datacenter_id, settings.worker_id, result);
+        break;
+      case Claim::kRace:
+        worker.next_attempt_us = lease_clock_us() + kRaceRetryUs;
+        return;
+      case Claim::kFailed:
+        disconnect();
+        record_failure(error);
+        break;
+    }
+    publish();
+    return;
+  }
+
+  // Automatic: renew what is held, else pick and claim, a few times if other
+  // nodes win the picks.
+  int datacenter_id = worker.view.datacenter_id;
+  int worker_id = worker.view.worker_id;
+  bool have = worker.view.state == State::kHeld;
+  for (int round = 0; round < kPickAttempts; round++) {
+    if (!have) {
+      bool found = false;
+      if (!pick(self, &datacenter_id, &worker_id, &found, error)) {
+        if (found) {
+          disconnect();
+          record_failure(error);
+        } else {
+          worker.view.state = State::kExhausted;
+          worker.view.node = -1;
+          worker.view.valid_until_us = 0;
+          worker.next_attempt_us = lease_clock_us() + retry_us();
+        }
+        publish();
+        return;
+      }
+    }
+    have = false;
+    switch (claim(self, datacenter_id, worker_id, &result, error)) {
+      case Claim::kClaimed:
+        record_claim(self, datacenter_id, worker_id, result);
+        publish();
+        return;
+      case Claim::kTaken:
+      case Claim::kRace:
+        // Stop using a leased identity that someone else now holds at once.
+        if (worker.view.state == State::kHeld && worker.view.datacenter_id == datacenter_id &&
+            worker.view.worker_id == worker_id) {
+          worker.view.state = State::kStarting;
+          worker.view.node = -1;
+          worker.view.valid_until_us = 0;
+          publish();
+        }
+        continue;
+      case Claim::kFailed:
+        disconnect();
+        record_failure(error);
+        publish();
+        return;
+    }
+  }
+  snprintf(error, sizeof(error), "other nodes took %d free identities in a row first",
+           kPickAttempts);
+  record_failure(error);
+  publish();
+}
+
+// The identity settings changed (or the worker started): forget what was
+// claimed for the old ones. Its lease simply expires in the registry.
+void retarget() {
+  View& view = worker.view;
+  if (view.target_datacenter_id == settings.datacenter_id &&
+      view.target_worker_id == settings.worker_id)
+    return;
+  reset_view(&view, settings.registry_configured ? State::kStarting : State::kDisabled);
+  worker.next_attempt_us = 0;
+  publish();
+}
+
+void set_state(State state) {
+  if (worker.view.state == state) return;
+  reset_view(&worker.view, state);
+  worker.next_attempt_us = 0;
+  publish();
+}
+
+// Clean shutdown, as "Release" in the file header says. On failure the row
+// keeps the ids_before it had.
+void release() {
+  View& view = worker.view;
+  if (view.state != State::kHeld || !settings.registry_configured) return;
+  const int datacenter_id = view.datacenter_id;
+  const int worker_id = view.worker_id;
+  view.state = State::kReleased;
+  view.node = -1;
+  view.valid_until_us = 0;
+  publish();
+  pg_memory_barrier();
+  Generator* generator = node_generator();
+  if (generator == nullptr) return;
+  const Layout& layout = settings.layout;
+  const int64_t last = generator->state().last_id.load();
+  const int64_t ids_before = layout.timestamp_of(last) + layout.epoch_ms() + 1;
+
+  start_release();
+  char error[kErrorSize];
+  Self self;
+  describe_self(&self);
+  bool released = false;
+  if ((!connected() && !connect_registry(error)) ||
+      !release_row(self, datacenter_id, worker_id, ids_before, &released, error)) {
+    ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
+                         datacenter_id, worker_id, error),
+                  errdetail("The row keeps the ids_before of its last renewal.")));
+    return;
+  }
+  if (released) {
+    ereport(LOG, (errmsg("snowflake registry: released datacenter_id %d, worker_id %d",
+                         datacenter_id, worker_id),
+                  errdetail("The registry row now says this node's IDs run up to %s; a standby "
+                            "promoted in its place issues at once. The lease runs on.",
+                            timestamp_text(timestamptz_from_unix_ms(ids_before)))));
+  }
+}
+
+void reload() {
+  ConfigReloadPending = false;
+  const int lease_ms = settings.registry_lease_ms;
+  ProcessConfigFile(PGC_SIGHUP);
+  if (connected_to() != nullptr && strcmp(connected_to(), settings.registry) != 0) {
+    disconnect();
+    worker.next_attempt_us = 0;
+  }
+  if (lease_ms != settings.registry_lease_ms) worker.next_attempt_us = 0;
+  retarget();
+}
+
+}  // namespace
+
+}  // namespace snowflake::pg
+
+using namespace snowflake;
+using namespace snowflake::pg;
+
+extern "C" PGDLLEXPORT void snowflake_registry_main(Datum);
+
+void snowflake_registry_main(Datum) {
+  pqsignal(SIGHUP, SignalHandlerForConfigReload);
+  pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+  BackgroundWorkerUnblockSignals();
+  // No database: this only makes the worker a backend that pg_stat_activity shows.
+  BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+
+  // The View survives a restart of this worker: a lease held stays held.
+  read_view(&worker.view, sizeof(View));
+  worker.logged = worker.view.state;
+  worker.logged_node = worker.view.node;
+  retarget();
+
+  // Log messages and errors allocate; each round starts from an empty context.
+  MemoryContext round_context =
+      AllocSetContextCreate(TopMemoryContext, "snowflake registry round", ALLOCSET_SMALL_SIZES);
+  MemoryContextSwitchTo(round_context);
+
+  while (!ShutdownRequestPending) {
+    MemoryContextReset(round_context);
+    if (ConfigReloadPending) reload();
+    long timeout_ms = -1;
+    if (!settings.registry_configured) {
+      disconnect();
+      set_state(State::kDisabled);
+    } else if (RecoveryInProgress()) {
+      disconnect();
+      set_state(State::kStandby);
+      timeout_ms = kRecoveryPollMs;
+    } else if (settings.worker_id >= 0 && settings.node < 0) {
+      set_state(State::kUnconfigured);
+    } else {
+      const State state = worker.view.state;
+      if (state == State::kDisabled || state == State::kStandby || state == State::kUnconfigured ||
+          state == State::kReleased)
+        set_state(State::kStarting);
+      if (lease_clock_us() >= worker.next_attempt_us) attempt();
+      timeout_ms = static_cast<long>(
+          std::max<int64_t>(0, (worker.next_attempt_us - lease_clock_us() + 999) / 1000));
+    }
+    if (ShutdownRequestPending) break;
+    (void)WaitLatch(MyLatch,
+                    WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | (timeout_ms >= 0 ? WL_TIMEOUT : 0),
+                    timeout_ms, PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+  }
+  release();
+  disconnect();
+  // Exit code 1: restarted if terminated alone; the postmaster is shutting down otherwise.
+  proc_exit(1);
+}
+
+namespace snowflake::pg {
+
+void register_registry_worker() {
+  BackgroundWorker registration;
+  memset(&registration, 0, sizeof(registration));
+  registration.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+  // Also on a standby, where it waits for the promotion.
+  registration.bgw_start_time = BgWorkerStart_ConsistentState;
+  registration.bgw_restart_time = kWorkerRestartSeconds;
+  strlcpy(registration.bgw_library_name, "snowflake", BGW_MAXLEN);
+  strlcpy(registration.bgw_function_name, "snowflake_registry_main", BGW_MAXLEN);
+  strlcpy(registration.bgw_name, kWorkerName, BGW_MAXLEN);
+  strlcpy(registration.bgw_type, kWorkerName, BGW_MAXLEN);
+  RegisterBackgroundWorker(&registration);
+}
+
+}  // namespace snowflake::pg
