@@ -95,6 +95,21 @@ sub new
 	return $self;
 }
 
+=pod
+
+=head1 NetnsPostgres->client($name, $socket_dir, $port) => $client
+
+An object with the SQL methods below for another server that speaks the
+protocol on a Unix socket (pgbouncer); it is neither started nor stopped here.
+
+=cut
+
+sub client
+{
+	my ($class, $name, $socket_dir, $port) = @_;
+	return bless { name => $name, dir => $socket_dir, port => $port }, $class;
+}
+
 sub append_conf
 {
 	my ($self, @lines) = @_;
