@@ -33,7 +33,10 @@
 #   its own inside the root (scripts/cluster.sh; PostgreSQL::Test::Cluster
 #   does the same).
 # - /proc, /dev (bind), /dev/pts (bind) and a tmpfs on /dev/shm are mounted
-#   for PostgreSQL. On exit, failure or interrupt alike, every process whose
+#   for PostgreSQL. The root is a (private) bind mount of itself, so that its
+#   / is a mount point as on a real machine: `ip netns exec` (the network
+#   partition drills) makes / a slave mount and fails on a plain directory,
+#   and the namespaces' own mounts under /run/netns go away with the root. On exit, failure or interrupt alike, every process whose
 #   root is the root is ended, everything is unmounted, and the root removed.
 # - The commands run as root (the README's "as root"), with a clean
 #   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in.
@@ -187,6 +190,8 @@ mount_in_root() {  # mount_in_root TARGET mount-arguments...
     MOUNTS+=("$target")
 }
 
+mount_in_root / --bind "$ROOT"
+mount --make-private "$ROOT"
 log "unpacking a pristine root in $ROOT"
 tar --numeric-owner -C "$ROOT" -xpf "$TARBALL"
 chmod 755 "$ROOT"  # mktemp made it 0700: the postgres user must reach /

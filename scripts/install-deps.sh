@@ -48,6 +48,8 @@ testing=(
     googletest libgtest-dev
     libbenchmark-dev jq                   # test/bench
     clang-format                          # make format-check
+    iproute2                              # test/ha: ip netns, veth, bridge (the partition drills)
+    pgbouncer                             # test/ha: the transaction pooling drill
 )
 
 packaging=(
