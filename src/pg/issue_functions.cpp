@@ -1,5 +1,8 @@
 // SQL functions that issue IDs: snowflake_nextval(), snowflake_generate(n),
-// and snowflake_lastval(), the session's most recently returned ID.
+// and snowflake_lastval(), the session's most recently returned ID, which
+// DISCARD forgets as it forgets lastval().
+#include "issue_functions.hpp"
+
 #include "boundary.hpp"
 #include "issue.hpp"
 
@@ -13,6 +16,34 @@ constexpr int32 kMaxGenerate = 10000000;
 // parallel workers are theirs, not the session's, as with lastval().
 int64_t last_returned = -1;
 
+ProcessUtility_hook_type previous_process_utility = nullptr;
+
+// DISCARD SEQUENCES and DISCARD ALL make lastval() undefined again; they do
+// the same to snowflake_lastval(), once the command has succeeded (DISCARD
+// ALL inside a transaction block fails first). Poolers depend on it: in
+// session pooling pgbouncer runs DISCARD ALL before it hands a server
+// connection to another client, who must not read the last one's ID. Like
+// PostgreSQL's own reset, this is not undone if the transaction of a DISCARD
+// SEQUENCES rolls back. Only plain values live in this frame: the command
+// may raise an error.
+void forget_lastval_on_discard(PlannedStmt* statement, const char* query, bool read_only_tree,
+                               ProcessUtilityContext context, ParamListInfo params,
+                               QueryEnvironment* query_env, DestReceiver* dest,
+                               QueryCompletion* completion) {
+  Node* command = statement->utilityStmt;
+  const bool forgets = IsA(command, DiscardStmt) &&
+                       (castNode(DiscardStmt, command)->target == DISCARD_ALL ||
+                        castNode(DiscardStmt, command)->target == DISCARD_SEQUENCES);
+  if (previous_process_utility != nullptr) {
+    previous_process_utility(statement, query, read_only_tree, context, params, query_env, dest,
+                             completion);
+  } else {
+    standard_ProcessUtility(statement, query, read_only_tree, context, params, query_env, dest,
+                            completion);
+  }
+  if (forgets) last_returned = -1;
+}
+
 // Where snowflake_generate(n) is between calls: the reserved run it is
 // returning, and how many IDs are still to come.
 struct GenerateState {
@@ -22,6 +53,12 @@ struct GenerateState {
 };
 
 }  // namespace
+
+void install_discard_hook() {
+  previous_process_utility = ProcessUtility_hook;
+  ProcessUtility_hook = forget_lastval_on_discard;
+}
+
 }  // namespace snowflake::pg
 
 using namespace snowflake::pg;

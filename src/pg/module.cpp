@@ -1,10 +1,12 @@
 // The module: its magic block and _PG_init. Loaded through
 // shared_preload_libraries, it sets up the node's generator in shared memory
 // and its WAL resource manager; loaded later (CREATE EXTENSION without the
-// preload) it only defines the settings, so decoding works and issuing IDs
-// fails with an error that says what to add to postgresql.conf.
+// preload) it only defines the settings and the session's DISCARD hook, so
+// decoding works and issuing IDs fails with an error that says what to add
+// to postgresql.conf.
 #include "compat.hpp"
 #include "durable.hpp"
+#include "issue_functions.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
 #include "registry/registry.hpp"
@@ -16,6 +18,7 @@ SNOWFLAKE_MODULE_MAGIC;
 
 void _PG_init(void) {
   snowflake::pg::define_settings();
+  snowflake::pg::install_discard_hook();
   if (!process_shared_preload_libraries_in_progress) return;
   snowflake::pg::register_wal_resource_manager();
   snowflake::pg::request_node_memory();

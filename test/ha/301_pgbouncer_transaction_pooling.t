@@ -152,17 +152,12 @@ is($discarded->{message}, 'lastval is not yet defined in this session',
 	'lastval() after DISCARD ALL: not yet defined');
 # In session pooling, pgbouncer runs DISCARD ALL (its server_reset_query)
 # before it hands a server connection to the next client; lastval() is then
-# undefined. snowflake_lastval() is not reset: the next client would read the
-# previous client's last ID. A bug in the extension (src/, left to its
-# owner), kept here as a failing TODO test.
-TODO:
-{
-	local $TODO = 'DISCARD ALL does not reset snowflake_lastval() (src/pg/issue_functions.cpp)';
-	$discarded = $node->try_psql('SELECT snowflake_nextval() > 0; DISCARD ALL; SELECT snowflake_lastval();');
-	is($discarded->{message}, 'snowflake_lastval is not yet defined in this session',
-		'snowflake_lastval() after DISCARD ALL: not yet defined, as lastval()')
-	  or diag "snowflake_lastval() after DISCARD ALL returned: $discarded->{stdout}";
-}
+# undefined, and so is snowflake_lastval(): the next client never reads the
+# previous client's last ID.
+$discarded = $node->try_psql('SELECT snowflake_nextval() > 0; DISCARD ALL; SELECT snowflake_lastval();');
+is($discarded->{message}, 'snowflake_lastval is not yet defined in this session',
+	'snowflake_lastval() after DISCARD ALL: not yet defined, as lastval()')
+  or diag "snowflake_lastval() after DISCARD ALL returned: $discarded->{stdout}";
 
 chomp(my $pgbouncer_pid = `cat $dir/pgbouncer.pid`);
 Netns::run('kill', '-INT', $pgbouncer_pid);
