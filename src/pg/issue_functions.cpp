@@ -31,9 +31,9 @@ void forget_lastval_on_discard(PlannedStmt* statement, const char* query, bool r
                                QueryEnvironment* query_env, DestReceiver* dest,
                                QueryCompletion* completion) {
   Node* command = statement->utilityStmt;
-  const bool forgets = IsA(command, DiscardStmt) &&
-                       (castNode(DiscardStmt, command)->target == DISCARD_ALL ||
-                        castNode(DiscardStmt, command)->target == DISCARD_SEQUENCES);
+  const bool forgets =
+      IsA(command, DiscardStmt) && (castNode(DiscardStmt, command)->target == DISCARD_ALL ||
+                                    castNode(DiscardStmt, command)->target == DISCARD_SEQUENCES);
   if (previous_process_utility != nullptr) {
     previous_process_utility(statement, query, read_only_tree, context, params, query_env, dest,
                              completion);
