@@ -48,6 +48,8 @@ testing=(
     googletest libgtest-dev
     libbenchmark-dev jq                   # test/bench
     clang-format                          # make format-check
+    patroni python3-etcd                  # test/ha: the Patroni drills (python3-etcd: its etcd client)
+    etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
 )
 
 packaging=(
