@@ -34,6 +34,7 @@ use Carp;
 use File::Path qw(remove_tree);
 use File::Temp ();
 use HTTP::Tiny;
+use IO::Socket::INET;
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
@@ -90,6 +91,16 @@ sub new
 		patroni => {},    # member index => Patroni's PID
 		clients => {},    # client number => PID
 	}, $class;
+	# A drill sharing the range (another run of it, or one in a fresh root
+	# on the same loopback) would talk to the wrong servers: refuse.
+	for my $port ($self->{base_port}, $self->{base_port} + 1,
+		map { ($self->pg_port($_), $self->rest_port($_)) } 0 .. $self->{members} - 1)
+	{
+		my $socket = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp', Listen => 1,
+			ReuseAddr => 1)
+		  or croak "port $port on 127.0.0.1 is in use (another drill in this range?): $!";
+		close $socket;
+	}
 	my ($uid, $gid) = (getpwnam('postgres'))[ 2, 3 ];
 	@$self{qw(uid gid)} = ($uid, $gid);
 	$self->{dir} = File::Temp::tempdir("snowflake-$self->{name}.XXXXXX",
