@@ -92,14 +92,19 @@ sub new
 		clients => {},    # client number => PID
 	}, $class;
 	# A drill sharing the range (another run of it, or one in a fresh root
-	# on the same loopback) would talk to the wrong servers: refuse.
+	# on the same loopback) would talk to the wrong servers: refuse. The
+	# range lies within the kernel's ephemeral ports, so a client's
+	# connection may hold a port for a moment: wait up to 10 s for it.
 	for my $port ($self->{base_port}, $self->{base_port} + 1,
 		map { ($self->pg_port($_), $self->rest_port($_)) } 0 .. $self->{members} - 1)
 	{
-		my $socket = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp', Listen => 1,
-			ReuseAddr => 1)
-		  or croak "port $port on 127.0.0.1 is in use (another drill in this range?): $!";
-		close $socket;
+		my $free = wait_until("port $port on 127.0.0.1 is free", 10, sub {
+			my $socket = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port,
+				Proto => 'tcp', Listen => 1, ReuseAddr => 1) or return 0;
+			close $socket;
+			return 1;
+		});
+		croak "port $port on 127.0.0.1 is in use (another drill in this range?)" unless $free;
 	}
 	my ($uid, $gid) = (getpwnam('postgres'))[ 2, 3 ];
 	@$self{qw(uid gid)} = ($uid, $gid);
