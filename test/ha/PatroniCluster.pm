@@ -634,7 +634,7 @@ sub fail_with_logs
 {
 	my ($self, $message) = @_;
 	$self->{failed} = 1;
-	BAIL_OUT($message);
+	die "$message\n";    # cleanup() prints the logs' tails
 }
 
 # Kills by recorded PID: clients, Patroni, every postmaster (with its
