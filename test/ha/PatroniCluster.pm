@@ -10,8 +10,9 @@
 # systemd unit, no /etc/patroni. Every process is started by this module and
 # remembered by PID; cleanup() (run from an END block, also after a die or a
 # SIGINT/SIGTERM) kills them by those PIDs and the PIDs in each data
-# directory's postmaster.pid, with the postmasters' children, and removes the
-# directory unless the drill failed (then it is kept and its logs printed).
+# directory's postmaster.pid, with the postmasters' children, prints the
+# logs' tails if the drill failed, and removes the directory (kept with
+# SNOWFLAKE_HA_KEEP=1, to look into a failure).
 #
 # Ports: etcd client BASE, peer BASE+1; member i's PostgreSQL BASE+10+i and
 # REST API BASE+20+i.
@@ -638,8 +639,8 @@ sub fail_with_logs
 }
 
 # Kills by recorded PID: clients, Patroni, every postmaster (with its
-# children) found in a data directory, etcd. Keeps the directory and prints
-# the logs' tails if the drill failed.
+# children) found in a data directory, etcd. Prints the logs' tails if the
+# drill failed, then removes the directory.
 sub cleanup
 {
 	my ($self) = @_;
@@ -671,7 +672,10 @@ sub cleanup
 			diag "--- tail of $log ---";
 			diag `tail -n 40 '$log'`;
 		}
-		diag "kept $self->{dir}";
+	}
+	if ($ENV{SNOWFLAKE_HA_KEEP})
+	{
+		diag "kept $self->{dir} (SNOWFLAKE_HA_KEEP)";
 	}
 	else
 	{
