@@ -50,6 +50,8 @@ testing=(
     clang-format                          # make format-check
     iproute2                              # test/ha: ip netns, veth, bridge (the partition drills)
     pgbouncer                             # test/ha: the transaction pooling drill
+    patroni python3-etcd                  # test/ha: the Patroni drills (python3-etcd: its etcd client)
+    etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
 )
 
 packaging=(
