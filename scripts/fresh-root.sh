@@ -36,8 +36,9 @@
 #   for PostgreSQL. The root is a (private) bind mount of itself, so that its
 #   / is a mount point as on a real machine: `ip netns exec` (the network
 #   partition drills) makes / a slave mount and fails on a plain directory,
-#   and the namespaces' own mounts under /run/netns go away with the root. On exit, failure or interrupt alike, every process whose
-#   root is the root is ended, everything is unmounted, and the root removed.
+#   and the namespaces' own mounts under /run/netns go away with the root.
+#   On exit, failure or interrupt alike, every process whose root is the
+#   root is ended, everything is unmounted, and the root removed.
 # - The commands run as root (the README's "as root"), with a clean
 #   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in.
 #   Their output streams here and is kept in /var/tmp/snowflake-fresh-root-logs.
