@@ -129,7 +129,7 @@ run_ha() {
     # cleans up what it started, also when it fails.
     local tests=("${ha_tests[@]}")
     [ ${#ha_tests[@]} -gt 0 ] || tests=(test/ha/*.t)
-    PG_MAJOR=$PG_MAJOR PG_BIN=$PG_BIN prove -I test/ha --timer "${tests[@]}"
+    PG_MAJOR=$PG_MAJOR PG_BIN=$PG_BIN prove -I test/ha -I test/perl --timer "${tests[@]}"
 }
 
 for layer in "${layers[@]}"; do

@@ -21,6 +21,7 @@ use Carp;
 use File::Temp qw(tempdir);
 use IPC::Run;
 use Netns;
+use PsqlError;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
@@ -207,14 +208,7 @@ sub finish_psql
 		stderr => _slurp("$handle->{file}.err"),
 		elapsed => time - $handle->{started});
 	chomp $result{stdout};
-	if ($result{stderr} =~ /(?:ERROR|FATAL):\s+([0-9A-Z]{5}):\s+(.*)/)
-	{
-		$result{sqlstate} = $1;
-		$result{message} = $2;
-		my $rest = substr($result{stderr}, $+[0]);
-		$result{detail} = $1 if $rest =~ /^DETAIL:\s+(.*)$/m;
-		$result{hint} = $1 if $rest =~ /^HINT:\s+(.*)$/m;
-	}
+	PsqlError::parse(\%result);
 	return \%result;
 }
 

@@ -71,6 +71,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+use PsqlError;
 
 our $FAKETIME_LIBRARY =
   $ENV{SNOWFLAKE_FAKETIME_LIBRARY}
@@ -521,14 +522,7 @@ sub finish_sql
 		stderr => slurp_file("$handle->{file}.err"),
 		elapsed => time - $handle->{started},);
 	chomp $result{stdout};
-	if ($result{stderr} =~ /(?:ERROR|FATAL|PANIC):\s+([0-9A-Z]{5}):\s+(.*)/)
-	{
-		$result{sqlstate} = $1;
-		$result{message} = $2;
-		my $rest = substr($result{stderr}, $+[0]);
-		$result{detail} = $1 if $rest =~ /^DETAIL:\s+(.*)$/m;
-		$result{hint} = $1 if $rest =~ /^HINT:\s+(.*)$/m;
-	}
+	PsqlError::parse(\%result);
 	return \%result;
 }
 
