@@ -1,7 +1,7 @@
 # Patroni drill, synchronous mode: no ID a client received is ever issued
 # again, through everything an operator's Patroni cluster goes through.
 #
-# Two Patroni members (etcd as the DCS, all on loopback, ports 56000-56099)
+# Two Patroni members (etcd as the DCS, all on loopback, ports 26000-26099)
 # manage PostgreSQL with snowflake configured through Patroni's own
 # postgresql.parameters: one identity (datacenter_id 1, worker_id 1) for the
 # Patroni cluster, kept by whichever member leads. synchronous_mode: true.
@@ -16,8 +16,9 @@
 #      data directory with pg_rewind and rejoins as the synchronous standby;
 #   c. a planned switchover back to it (Patroni's REST API);
 #   d. the whole cluster is stopped (the standby first) and started again
-#      (the last leader first) with its clock set back 30 s (libfaketime in Patroni's environment, which Patroni passes on to
-#      PostgreSQL): snowflake refuses (system clock moved backwards) rather
+#      (the last leader first) with the servers' clock set back 30 s
+#      (libfaketime, preloaded into each PostgreSQL through a wrapper in
+#      Patroni's bin_dir): snowflake refuses (system clock moved backwards) rather
 #      than reissue, until the operator sets snowflake.max_lead through
 #      Patroni's dynamic configuration (patronictl edit-config); then it
 #      issues above every earlier ID.
@@ -36,7 +37,7 @@ plan skip_all => "not installed: @missing" if @missing;
 plan skip_all => 'libfaketime is not installed' unless PatroniCluster::faketime_available();
 
 my $began = time;
-my $cluster = PatroniCluster->new(name => 'sync', base_port => 56000, synchronous_mode => 1);
+my $cluster = PatroniCluster->new(name => 'sync', base_port => 26000, synchronous_mode => 1);
 my $wait_until = \&PatroniCluster::wait_until;
 my %figures;
 
@@ -59,9 +60,7 @@ leader_is(0, 60) or $cluster->fail_with_logs('m0 did not bootstrap');
 is($cluster->psql(0, "SELECT current_setting('shared_preload_libraries') || ' '"
 		. " || current_setting('snowflake.datacenter_id') || '/' || current_setting('snowflake.worker_id')"),
 	'snowflake 1/1', 'postgresql.parameters from Patroni preload snowflake with the cluster\'s identity');
-$cluster->psql(0, 'CREATE EXTENSION snowflake');
-$cluster->psql(0, 'CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),'
-	  . ' client int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())');
+$cluster->create_ids_table(0);
 $cluster->start_member(1);
 streams(1, 90) or $cluster->fail_with_logs('m1 did not become the synchronous standby');
 $figures{bootstrap} = time - $began;
@@ -71,11 +70,7 @@ $wait_until->('the clients insert', 20, sub { $cluster->psql(0, 'SELECT count(*)
   or $cluster->fail_with_logs('the clients do not insert');
 
 # a. The leader's node dies, with WAL its standby never got.
-my ($walsender) = $cluster->psql(0, 'SELECT pid FROM pg_stat_replication') =~ /^(\d+)$/m;
-ok($walsender, 'the leader has a walsender to stall');
-kill 'STOP', $walsender;
-sleep 0.5;
-my $killed = $cluster->kill_node(0);
+my $killed = $cluster->kill_node_with_unsent_wal(0, 0.5);
 ok(leader_is(1, 60), 'a. Patroni promotes the synchronous standby m1 after the leader\'s node died');
 $figures{failover_promoted} = time - $killed;
 $wait_until->('IDs are issued again', 30, sub { $cluster->psql(1, 'SELECT count(*) FROM ids WHERE at > now() - interval \'1s\'') > 0 });

@@ -6,7 +6,7 @@
 # again, exactly as the rows around it are lost. This drill makes such WAL
 # and counts.
 #
-# Two Patroni members (etcd, loopback, ports 56100-56199), snowflake
+# Two Patroni members (etcd, loopback, ports 26100-26199), snowflake
 # configured through postgresql.parameters, synchronous_mode off. Two clients
 # insert continuously through a multi-host connection string and record every
 # ID returned to them. The leader's walsender is stalled for a second (so
@@ -27,16 +27,14 @@ my @missing = PatroniCluster::missing_tools();
 plan skip_all => "not installed: @missing" if @missing;
 
 my $began = time;
-my $cluster = PatroniCluster->new(name => 'async', base_port => 56100, synchronous_mode => 0);
+my $cluster = PatroniCluster->new(name => 'async', base_port => 26100, synchronous_mode => 0);
 my $wait_until = \&PatroniCluster::wait_until;
 
 $cluster->start_etcd;
 $cluster->start_member(0);
 $wait_until->('m0 leads', 60, sub { ($cluster->leader // -1) == 0 })
   or $cluster->fail_with_logs('m0 did not bootstrap');
-$cluster->psql(0, 'CREATE EXTENSION snowflake');
-$cluster->psql(0, 'CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),'
-	  . ' client int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())');
+$cluster->create_ids_table(0);
 $cluster->start_member(1);
 $wait_until->('m1 streams', 90, sub { $cluster->is_streaming(1) })
   or $cluster->fail_with_logs('m1 did not become a streaming replica');
@@ -47,11 +45,7 @@ $wait_until->('the clients insert', 20, sub { $cluster->psql(0, 'SELECT count(*)
   or $cluster->fail_with_logs('the clients do not insert');
 
 # The leader's walsender stalls; commits go on being acknowledged; the node dies.
-my ($walsender) = $cluster->psql(0, 'SELECT pid FROM pg_stat_replication') =~ /^(\d+)$/m;
-ok($walsender, 'the leader has a walsender to stall');
-kill 'STOP', $walsender;
-sleep 1;
-my $killed = $cluster->kill_node(0);
+my $killed = $cluster->kill_node_with_unsent_wal(0, 1);
 ok($wait_until->('m1 leads', 60, sub { ($cluster->leader // -1) == 1 }),
 	'Patroni promotes m1 after the leader\'s node died');
 my $promoted = time - $killed;

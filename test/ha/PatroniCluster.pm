@@ -94,8 +94,11 @@ sub new
 	}, $class;
 	# A drill sharing the range (another run of it, or one in a fresh root
 	# on the same loopback) would talk to the wrong servers: refuse. The
-	# range lies within the kernel's ephemeral ports, so a client's
-	# connection may hold a port for a moment: wait up to 10 s for it.
+	# drills' ranges lie below the kernel's ephemeral ports (32768-60999 by
+	# default), where no client's connection takes a port: in 56000-56199,
+	# a connection the drill before had left closing (FIN_WAIT, up to 60 s)
+	# once held a port this one needed. A socket of a drill just ended may
+	# still linger: wait up to 10 s.
 	for my $port ($self->{base_port}, $self->{base_port} + 1,
 		map { ($self->pg_port($_), $self->rest_port($_)) } 0 .. $self->{members} - 1)
 	{
@@ -208,7 +211,7 @@ sub start_etcd
 # Patroni's configuration for member $i (JSON is YAML).
 sub _config
 {
-	my ($self, $i) = @_;
+	my ($self, $i, $bin_dir) = @_;
 	my $name = $self->member_name($i);
 	my %parameters = (
 		# snowflake, the same for every member (one identity per Patroni cluster)
@@ -258,7 +261,7 @@ sub _config
 			listen => '127.0.0.1:' . $self->pg_port($i),
 			connect_address => '127.0.0.1:' . $self->pg_port($i),
 			data_dir => $self->data_dir($i),
-			bin_dir => $ENV{PG_BIN},
+			bin_dir => $bin_dir,
 			pgpass => "$self->{dir}/$name/pgpass",
 			# A spread checkpoint would hold a new standby up for seconds.
 			basebackup => [ { checkpoint => 'fast' } ],
@@ -278,8 +281,11 @@ sub _config
 =head1 $cluster->start_member($i, %env)
 
 Starts member $i's Patroni (which bootstraps, joins or rejoins its
-PostgreSQL). %env goes into Patroni's environment, which Patroni passes on to
-PostgreSQL (the clock drill's libfaketime).
+PostgreSQL). %env goes into the environment of that member's PostgreSQL
+only (the clock drill's libfaketime), not Patroni's: Patroni's bin_dir is
+then a directory of the member's own, where `postgres` is a script that
+sets %env and runs the real one, and every other program a symbolic link to
+the real one.
 
 =cut
 
@@ -288,11 +294,36 @@ sub start_member
 	my ($self, $i, %env) = @_;
 	my $home = "$self->{dir}/" . $self->member_name($i);
 	$self->_mkdir($home) unless -d $home;
-	$self->_write_file("$home/patroni.yml", $self->_config($i));
-	$self->{patroni}{$i} = $self->_spawn($self->log_file($i), \%env, 'patroni', "$home/patroni.yml");
+	my $bin_dir = $ENV{PG_BIN};
+	if (%env)
+	{
+		$bin_dir = "$home/bin";
+		remove_tree($bin_dir);
+		$self->_mkdir($bin_dir, 0755);
+		opendir my $dh, $ENV{PG_BIN} or croak "$ENV{PG_BIN}: $!";
+		for my $program (grep { !/^\./ && $_ ne 'postgres' } readdir $dh)
+		{
+			symlink "$ENV{PG_BIN}/$program", "$bin_dir/$program" or croak "symlink $program: $!";
+		}
+		closedir $dh;
+		my $assignments = join ' ', map { "$_='$env{$_}'" } sort keys %env;
+		$self->_write_file("$bin_dir/postgres",
+			"#!/bin/sh\nexport $assignments\nexec '$ENV{PG_BIN}/postgres' \"\$@\"\n");
+		chmod 0755, "$bin_dir/postgres";
+	}
+	$self->_write_file("$home/patroni.yml", $self->_config($i, $bin_dir));
+	$self->{patroni}{$i} = $self->_spawn($self->log_file($i), {}, 'patroni', "$home/patroni.yml");
 	return;
 }
 
+# The environment that sets a PostgreSQL's clock $offset (e.g. '-30s') from
+# the machine's, for start_member. CLOCK_MONOTONIC is left alone, as a real
+# step of the clock leaves it. Patroni does not get it: with
+# FAKETIME_DONT_FAKE_MONOTONIC, libfaketime 0.9.10 shifts the deadline of
+# clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) anyway, and every
+# time.sleep() of Python 3.11 and later fails with EINVAL (libfaketime issue
+# 426; Patroni's main loop died of it now and then); without it, every
+# Python lock wait with a timeout lasts the offset longer.
 sub faketime_env
 {
 	my ($offset) = @_;
@@ -348,6 +379,26 @@ sub kill_node
 	waitpid $patroni, 0 if $patroni;
 	wait_until('the killed processes are gone', 10, sub { !grep { alive($_) } @pids });
 	return $at;
+}
+
+=pod
+
+=head1 $cluster->kill_node_with_unsent_wal($i, $stall_seconds)
+
+Member $i, the leader, dies with WAL its standby never got: its walsender is
+stopped (SIGSTOP) for $stall_seconds while the clients go on committing, then
+kill_node($i). Returns the time of the kill.
+
+=cut
+
+sub kill_node_with_unsent_wal
+{
+	my ($self, $i, $stall_seconds) = @_;
+	my ($walsender) = $self->psql($i, 'SELECT pid FROM pg_stat_replication') =~ /^(\d+)$/m;
+	ok($walsender, "m$i has a walsender to stall");
+	kill 'STOP', $walsender if $walsender;
+	sleep $stall_seconds;
+	return $self->kill_node($i);
 }
 
 sub postmaster_pid
@@ -483,12 +534,23 @@ sub wait_until
 
 =head1 Clients
 
+  $cluster->create_ids_table($i)  => the table the clients insert into,
+                                     made on member $i (the leader)
   $cluster->start_clients($count, batch => 20, pause => 0.05)
   $cluster->read_batches         => the batches recorded so far, each
   $cluster->stop_clients         => stops them, then read_batches, each
                                      { client, ok, start, end, ids => [...], sqlstate, message }
 
 =cut
+
+sub create_ids_table
+{
+	my ($self, $i) = @_;
+	$self->psql($i, 'CREATE EXTENSION snowflake');
+	$self->psql($i, 'CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),'
+		  . ' client int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())');
+	return;
+}
 
 sub start_clients
 {
