@@ -179,7 +179,8 @@ install_snowflake() {
 
 # --- the cluster -------------------------------------------------------------
 
-as_pg() { runuser -u postgres -- "$@"; }
+# From /, which postgres can always enter (the caller may stand in /root).
+as_pg() { (cd / && runuser -u postgres -- "$@"); }
 
 sql() {
     as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -d bench "$@"

@@ -202,87 +202,43 @@ $$;
 
 -- Item 5: reading them ----------------------------------------------------
 --
--- One function per table, with the query written out, so that PL/pgSQL
--- keeps its plan (a prepared statement) and the figures are execution only.
+-- One function per table, with the query written out (the functions are made
+-- from one text, each naming its own table), so that PL/pgSQL keeps its plan
+-- (a prepared statement) and the figures are execution only.
 -- Point lookups return the mean time of each block of `block` lookups, in
 -- microseconds: clock_timestamp() counts whole microseconds, too coarse for
 -- one lookup.
 
-CREATE FUNCTION bench.lookup_snowflake(keys bigint[], block int) RETURNS SETOF float8
-LANGUAGE plpgsql AS $$
+DO $do$
 DECLARE
-    k bigint;
+    s record;
+BEGIN
+    FOR s IN SELECT * FROM (VALUES ('snowflake', 'bigint'), ('bigserial', 'bigint'),
+                                   ('uuid', 'uuid'), ('uuidv7', 'uuid')) v (scheme, key_type)
+    LOOP
+        EXECUTE format($create$
+CREATE FUNCTION bench.lookup_%1$s(keys %2$s[], block int) RETURNS SETOF float8
+LANGUAGE plpgsql AS $body$
+DECLARE
+    k %2$s;
     p int;
     done int := 0;
     t0 timestamptz := clock_timestamp();
 BEGIN
     FOREACH k IN ARRAY keys LOOP
-        SELECT payload INTO p FROM big_snowflake WHERE id = k;
+        SELECT payload INTO p FROM big_%1$s WHERE id = k;
         done := done + 1;
-        IF done % block = 0 THEN
+        IF done %% block = 0 THEN
             RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1e6 / block;
             t0 := clock_timestamp();
         END IF;
     END LOOP;
 END
-$$;
-
-CREATE FUNCTION bench.lookup_bigserial(keys bigint[], block int) RETURNS SETOF float8
-LANGUAGE plpgsql AS $$
-DECLARE
-    k bigint;
-    p int;
-    done int := 0;
-    t0 timestamptz := clock_timestamp();
-BEGIN
-    FOREACH k IN ARRAY keys LOOP
-        SELECT payload INTO p FROM big_bigserial WHERE id = k;
-        done := done + 1;
-        IF done % block = 0 THEN
-            RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1e6 / block;
-            t0 := clock_timestamp();
-        END IF;
+$body$
+$create$, s.scheme, s.key_type);
     END LOOP;
 END
-$$;
-
-CREATE FUNCTION bench.lookup_uuid(keys uuid[], block int) RETURNS SETOF float8
-LANGUAGE plpgsql AS $$
-DECLARE
-    k uuid;
-    p int;
-    done int := 0;
-    t0 timestamptz := clock_timestamp();
-BEGIN
-    FOREACH k IN ARRAY keys LOOP
-        SELECT payload INTO p FROM big_uuid WHERE id = k;
-        done := done + 1;
-        IF done % block = 0 THEN
-            RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1e6 / block;
-            t0 := clock_timestamp();
-        END IF;
-    END LOOP;
-END
-$$;
-
-CREATE FUNCTION bench.lookup_uuidv7(keys uuid[], block int) RETURNS SETOF float8
-LANGUAGE plpgsql AS $$
-DECLARE
-    k uuid;
-    p int;
-    done int := 0;
-    t0 timestamptz := clock_timestamp();
-BEGIN
-    FOREACH k IN ARRAY keys LOOP
-        SELECT payload INTO p FROM big_uuidv7 WHERE id = k;
-        done := done + 1;
-        IF done % block = 0 THEN
-            RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1e6 / block;
-            t0 := clock_timestamp();
-        END IF;
-    END LOOP;
-END
-$$;
+$do$;
 
 -- The smallest (upper = false) or largest UUIDv7 of t's millisecond: its
 -- first 48 bits are the Unix time in ms, and uuids compare byte by byte.
