@@ -79,6 +79,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || as_root=(sudo)
     echo "Installing for PostgreSQL $PG_MAJOR: ${missing[*]}"
     "${as_root[@]}" apt-get update -qq
+    # A major this release does not serve (PG_MAJOR=17 on bookworm) is
+    # named as such, not left to apt's "Unable to locate package".
+    unavailable=()
+    for package in "${missing[@]}"; do
+        apt-cache show "$package" >/dev/null 2>&1 || unavailable+=("$package")
+    done
+    if [ ${#unavailable[@]} -gt 0 ]; then
+        codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+        echo "This machine's apt sources ($codename) serve no ${unavailable[*]}." >&2
+        echo "PostgreSQL $PG_MAJOR comes with another Debian release (README, \"Supported PostgreSQL\"):" >&2
+        echo "unset PG_MAJOR to use this release's major, or add an apt source that serves $PG_MAJOR." >&2
+        exit 1
+    fi
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >/dev/null
 fi
