@@ -16,14 +16,20 @@
 # Runs as root on a Debian host. What it does:
 # - The pristine root is `debootstrap --variant=minbase SUITE`, from the mirror
 #   the host's apt sources name (MIRROR=... to choose), made once and kept as
-#   a tarball in /var/cache/snowflake/roots/ (FRESH_ROOT_REBUILD=1 remakes
-#   it). Each run unpacks it anew under /var/tmp, so nothing installed by an
-#   earlier run is there. The .deb files apt downloads are kept in
+#   a tarball in /var/cache/snowflake/roots/, named by a hash of the recipe
+#   below, so that a changed recipe makes a new one (FRESH_ROOT_REBUILD=1
+#   remakes it anyway). Each run unpacks it anew under /var/tmp, so nothing
+#   installed by an earlier run is there. The .deb files apt downloads are kept in
 #   /var/cache/snowflake/apt/SUITE and lent to each root's apt cache: a root
 #   still installs every package itself, it only skips the download.
-# - Two files are added to the root, and only these: forky's apt config
-#   accepts Release files past their Valid-Until date (the registry serves a
-#   snapshot of the testing suite), and /usr/sbin/policy-rc.d forbids
+# - The root's apt sources are those of a machine Debian's installer sets
+#   up: SUITE, SUITE-updates and SUITE-security (SECURITY_MIRROR=... to
+#   choose; by default the one the host's sources name), so that a root gets
+#   the minor release a user gets (bookworm's main has PostgreSQL 15.18, its
+#   security updates 15.20). Two more files are added, and only these:
+#   forky's apt config accepts Release files past their Valid-Until date (the
+#   registry serves a snapshot of the testing suite), and
+#   /usr/sbin/policy-rc.d forbids
 #   service starts, so the postgresql packages do not start the `main`
 #   cluster they create. The scripts never use that cluster; without it,
 #   nothing in the root listens on the network.
@@ -87,19 +93,20 @@ for tool in debootstrap git; do
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool" >/dev/null
 done
 
-# The Debian mirror the host's apt sources name (deb822 or one-line format).
+# The Debian mirror (ARCHIVE debian) or security mirror (debian-security) the
+# host's apt sources name (deb822 or one-line format).
 host_mirror() {
-    local uri
+    local archive=$1 uri
     uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-        sed -n 's|^URIs: *\(https\?://[^ ]*/debian\)/\?$|\1|p' | head -n 1)
+        sed -n "s|^URIs: *\\(https\\?://[^ ]*/$archive\\)/\\?\$|\\1|p" | head -n 1)
     [ -n "$uri" ] || uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-        sed -n 's|^deb \(\[[^]]*\] \)\?\(https\?://[^ ]*/debian\)/\? .*|\2|p' | head -n 1)
-    echo "${uri:-http://deb.debian.org/debian}"
+        sed -n "s|^deb \\(\\[[^]]*\\] \\)\\?\\(https\\?://[^ ]*/$archive\\)/\\? .*|\\2|p" | head -n 1)
+    echo "${uri:-http://deb.debian.org/$archive}"
 }
-MIRROR=${MIRROR:-$(host_mirror)}
+MIRROR=${MIRROR:-$(host_mirror debian)}
+SECURITY_MIRROR=${SECURITY_MIRROR:-$(host_mirror debian-security)}
 
 CACHE=/var/cache/snowflake
-TARBALL=$CACHE/roots/$suite.tar
 APT_CACHE=$CACHE/apt/$suite
 mkdir -p "$CACHE/roots" "$APT_CACHE"
 
@@ -114,6 +121,8 @@ make_pristine() {
         rm -rf --one-file-system "$dir" "$dir.log"
         return 1
     fi
+    printf 'deb %s %s main\n' "$MIRROR" "$suite" "$MIRROR" "$suite-updates" \
+        "$SECURITY_MIRROR" "$suite-security" >"$dir/etc/apt/sources.list"
     if [ "$suite" = forky ]; then
         echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99snapshot-valid-until"
     fi
@@ -126,10 +135,17 @@ make_pristine() {
     rm -rf --one-file-system "$dir" "$dir.log"
 }
 
+# The tarball's name follows the recipe: make_pristine as written, and what
+# it reads.
+recipe=$( (declare -f make_pristine; echo "$suite $MIRROR $SECURITY_MIRROR ${debootstrap_script[*]}") |
+    sha256sum | cut -c1-12)
+TARBALL=$CACHE/roots/$suite-$recipe.tar
+
 started=$SECONDS
 exec 9>"$CACHE/roots/$suite.lock"
 flock 9  # one maker of the tarball at a time
 if [ ! -f "$TARBALL" ] || [ "${FRESH_ROOT_REBUILD:-0}" = 1 ]; then
+    find "$CACHE/roots" -maxdepth 1 -name "$suite*.tar" -delete  # an older recipe's
     make_pristine
 else
     log "pristine root: $TARBALL ($(date -r "$TARBALL" +%F))"
