@@ -19,9 +19,9 @@
 #   a tarball in /var/cache/snowflake/roots/, named by a hash of the recipe
 #   below, so that a changed recipe makes a new one (FRESH_ROOT_REBUILD=1
 #   remakes it anyway). Each run unpacks it anew under /var/tmp, so nothing
-#   installed by an earlier run is there. The .deb files apt downloads are kept in
-#   /var/cache/snowflake/apt/SUITE and lent to each root's apt cache: a root
-#   still installs every package itself, it only skips the download.
+#   installed by an earlier run is there. The .deb files apt downloads are
+#   kept in /var/cache/snowflake/apt/SUITE and lent to each root's apt cache:
+#   a root still installs every package itself, it only skips the download.
 # - The root's apt sources are those of a machine Debian's installer sets
 #   up: SUITE, SUITE-updates and SUITE-security (SECURITY_MIRROR=... to
 #   choose; by default the one the host's sources name), so that a root gets
@@ -29,10 +29,9 @@
 #   security updates 15.20). Two more files are added, and only these:
 #   forky's apt config accepts Release files past their Valid-Until date (the
 #   registry serves a snapshot of the testing suite), and
-#   /usr/sbin/policy-rc.d forbids
-#   service starts, so the postgresql packages do not start the `main`
-#   cluster they create. The scripts never use that cluster; without it,
-#   nothing in the root listens on the network.
+#   /usr/sbin/policy-rc.d forbids service starts, so the postgresql packages
+#   do not start the `main` cluster they create. The scripts never use that
+#   cluster; without it, nothing in the root listens on the network.
 # - The root shares the host's network namespace (apt needs the network).
 #   Nothing run there can take a port from a cluster on the host: every
 #   server the scripts start listens on a Unix socket only, in a directory of
