@@ -44,7 +44,7 @@ section() { printf '\n=== %s ===\n' "$*"; }
 
 run_unit() {
     section "packaging and formatting"
-    prove test/package.pl
+    prove test/package.pl test/install_deps.pl
     make -s format-check
 
     local variant flags

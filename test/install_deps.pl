@@ -1,0 +1,48 @@
+#!/usr/bin/env perl
+# The install script's refusals, run by scripts/test.sh: a PostgreSQL major
+# it knows no clang for is refused before anything is installed, and a major
+# this machine's apt sources do not serve (PG_MAJOR=17 on bookworm) is named
+# as such, with what to do, and nothing is installed.
+use strict;
+use warnings;
+use Test::More;
+
+# Runs scripts/install-deps.sh with PG_MAJOR=$major (and no PG_CONFIG, which
+# would win); returns its exit status and what it printed.
+sub install_deps
+{
+	my ($major, @arguments) = @_;
+	local $ENV{PG_MAJOR} = $major;
+	local $ENV{PG_CONFIG} = '';
+	my $output = qx{scripts/install-deps.sh @arguments 2>&1};
+	return ($? >> 8, $output);
+}
+
+sub installed
+{
+	my ($package) = @_;
+	my $status = qx{dpkg-query -W -f='\${Status}' $package 2>/dev/null};
+	return $status =~ /install ok installed/;
+}
+
+my ($status, $output) = install_deps(16, '--runtime');
+is($status, 1, 'PG_MAJOR=16: refused');
+like($output, qr/knows no clang for PostgreSQL 16 \(15, 17 and 18 are supported\)/,
+	'PG_MAJOR=16: the message names the supported majors');
+unlike($output, qr/^Installing/m, 'PG_MAJOR=16: nothing is installed');
+
+# A supported major that this release does not serve: any of the three that
+# apt knows no package of (with PostgreSQL's own apt repository configured,
+# apt knows them all, and there is nothing to check).
+my ($unserved) = grep { system("apt-cache show postgresql-$_ >/dev/null 2>&1") != 0 } (15, 17, 18);
+SKIP:
+{
+	skip 'these apt sources serve every supported major', 4 unless $unserved;
+	($status, $output) = install_deps($unserved, '--runtime');
+	is($status, 1, "PG_MAJOR=$unserved, which these sources do not serve: refused");
+	like($output, qr/serve no postgresql-$unserved\b/, 'the message names the missing package');
+	like($output, qr/unset PG_MAJOR to use this release's major/, 'and says what to do');
+	ok(!installed("postgresql-$unserved"), "postgresql-$unserved was not installed");
+}
+
+done_testing();
