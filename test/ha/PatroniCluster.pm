@@ -141,7 +141,7 @@ sub connstr
 # Forks, drops to the postgres user in a session of its own, and execs.
 sub _spawn
 {
-	my ($self, $log, $env, @command) = @_;
+	my ($self, $log, @command) = @_;
 	my $pid = fork // croak "fork: $!";
 	if ($pid == 0)
 	{
@@ -156,8 +156,7 @@ sub _spawn
 		%ENV = (
 			PATH => "$ENV{PG_BIN}:/usr/sbin:/usr/bin:/sbin:/bin",
 			HOME => $self->{dir},
-			LANG => 'C.UTF-8',
-			%$env);
+			LANG => 'C.UTF-8');
 		exec @command or POSIX::_exit(127);
 	}
 	return $pid;
@@ -194,7 +193,7 @@ sub start_etcd
 	my ($self) = @_;
 	my ($client, $peer) = map { "http://127.0.0.1:$_" } $self->{base_port}, $self->{base_port} + 1;
 	$self->_mkdir("$self->{dir}/etcd");
-	$self->{etcd} = $self->_spawn("$self->{dir}/etcd.log", {},
+	$self->{etcd} = $self->_spawn("$self->{dir}/etcd.log",
 		'etcd', '--name' => 'e0', '--data-dir' => "$self->{dir}/etcd",
 		'--listen-client-urls' => $client, '--advertise-client-urls' => $client,
 		'--listen-peer-urls' => $peer, '--initial-advertise-peer-urls' => $peer,
@@ -312,7 +311,7 @@ sub start_member
 		chmod 0755, "$bin_dir/postgres";
 	}
 	$self->_write_file("$home/patroni.yml", $self->_config($i, $bin_dir));
-	$self->{patroni}{$i} = $self->_spawn($self->log_file($i), {}, 'patroni', "$home/patroni.yml");
+	$self->{patroni}{$i} = $self->_spawn($self->log_file($i), 'patroni', "$home/patroni.yml");
 	return;
 }
 
