@@ -436,7 +436,9 @@ sub children_of
 
   $cluster->rest($i, METHOD, PATH, BODY)  => (status, decoded JSON or text)
   $cluster->members                        => the /cluster members, from any live member
-  $cluster->leader                         => the leader's index, or undef
+  $cluster->leader                         => the index of the member that holds Patroni's
+                                              leader lock and whose PostgreSQL has finished
+                                              promotion (takes writes), or undef
   $cluster->patronictl($i, ARGS...)        => patronictl's output, with member $i's configuration
   $cluster->psql($i, SQL)                  => psql's output (croaks on an error)
 
@@ -468,7 +470,13 @@ sub leader
 {
 	my ($self) = @_;
 	my ($leader) = grep { $_->{role} =~ /^(leader|master)$/ && $_->{state} eq 'running' } $self->members;
-	return $leader && $leader->{name} =~ /^m(\d+)$/ ? $1 : undef;
+	return undef unless $leader && $leader->{name} =~ /^m(\d+)$/;
+	my $i = $1;
+	# Patroni names the lock holder leader, state running, while its
+	# PostgreSQL is still a standby being promoted (a restarted leader starts
+	# in recovery); until promotion ends it takes no writes.
+	my $in_recovery = eval { $self->psql($i, 'SELECT pg_is_in_recovery()') } // '';
+	return $in_recovery eq 'f' ? $i : undef;
 }
 
 # Whether member $i streams from the leader as its synchronous standby (or,
