@@ -100,7 +100,10 @@ run_tap() {
     # prove runs as postgres, on a copy of the tests it can read.
     local work
     work=$(mktemp -d /tmp/snowflake-tap.XXXXXX)
+    # doc/registry.md too: the tests create the registry table from it.
+    mkdir "$work/doc"
     cp -r test/t test/perl "$work/"
+    cp doc/registry.md "$work/doc/"
     chown -R postgres: "$work"
     local tests=("${tap_tests[@]/#$ROOT\/test/$work}")
     [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/t/*.pl)

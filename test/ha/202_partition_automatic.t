@@ -14,6 +14,7 @@ use warnings;
 use Netns;
 use NetnsPostgres;
 use PartitionDrill;
+use RegistryTable;
 use Test::More;
 use Time::HiRes qw(time);
 
@@ -25,22 +26,8 @@ my $DATACENTER = 5;
 my $lab = Netns->new;
 my ($registry, $conninfo) = PartitionDrill::registry($lab, 57020);
 # The table as doc/registry.md creates it, and the reserved identities.
+$registry->psql(RegistryTable::doc_statement('snowflake_registry'), dbname => 'registry');
 $registry->psql(<<"SQL", dbname => 'registry');
-CREATE TABLE snowflake_registry (
-    datacenter_id        integer     NOT NULL,
-    worker_id            integer     NOT NULL,
-    system_identifier    numeric(20) NOT NULL,
-    timeline             bigint      NOT NULL,
-    host                 text        NOT NULL,
-    data_directory       text        NOT NULL,
-    cluster_name         text        NOT NULL,
-    claimed_at           timestamptz NOT NULL,
-    renewed_at           timestamptz NOT NULL,
-    expires_at           timestamptz NOT NULL,
-    ids_before           timestamptz NOT NULL,
-    inherited_ids_before timestamptz,
-    PRIMARY KEY (datacenter_id, worker_id)
-);
 INSERT INTO snowflake_registry
 SELECT $DATACENTER, w, 0, 0, 'reserved:' || w, '/reserved', 'reserved', now(), now(), 'infinity', now(), NULL
 FROM generate_series(1, 31) w;

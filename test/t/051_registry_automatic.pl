@@ -18,6 +18,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use RegistryTable;
 use SnowflakeTest;
 use Test::More;
 
@@ -28,25 +29,10 @@ my $LEASE = '20s';
 # table created by an administrator in its own schema, the nodes connecting as
 # a role that may only read, insert and update it.
 my ($registry, $registry_conninfo) = SnowflakeTest::start_registry();
+$registry->safe_psql('registry',
+	'CREATE ROLE snowflake_node LOGIN; CREATE SCHEMA snowflake; ' . RegistryTable::doc_statement());
 $registry->safe_psql(
 	'registry', q{
-CREATE ROLE snowflake_node LOGIN;
-CREATE SCHEMA snowflake;
-CREATE TABLE snowflake.snowflake_registry (
-    datacenter_id        integer     NOT NULL,
-    worker_id            integer     NOT NULL,
-    system_identifier    numeric(20) NOT NULL,
-    timeline             bigint      NOT NULL,
-    host                 text        NOT NULL,
-    data_directory       text        NOT NULL,
-    cluster_name         text        NOT NULL,
-    claimed_at           timestamptz NOT NULL,
-    renewed_at           timestamptz NOT NULL,
-    expires_at           timestamptz NOT NULL,
-    ids_before           timestamptz NOT NULL,
-    inherited_ids_before timestamptz,
-    PRIMARY KEY (datacenter_id, worker_id)
-);
 -- An identity used by a node outside the registry, reserved for good.
 INSERT INTO snowflake.snowflake_registry VALUES
     (0, 1, 0, 0, 'legacy-db:5432', '/srv/legacy', 'legacy',

@@ -5,12 +5,13 @@
 # schema, so a table of the same name created later in an earlier schema of
 # the path does not divert the claims (on the code before issue 13 the next
 # renewal went to it). A path with no schema at all is an error the status
-# shows.
+# shows. The table the worker creates is the one doc/registry.md shows.
 use strict;
 use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use RegistryTable;
 use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(usleep);
@@ -49,6 +50,14 @@ $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 SnowflakeTest::wait_for_registry($node, "state = 'held'");
 is(count_rows('snowflake.snowflake_registry'),
 	1, 'no table in the path: created in current_schema() (snowflake), the row in it');
+
+# The table the worker created is the one doc/registry.md tells an
+# administrator to create (the doc's copy is made in a schema of its own).
+$registry->safe_psql('registry',
+	'CREATE SCHEMA from_doc; ' . RegistryTable::doc_statement('from_doc.snowflake_registry'));
+is( $registry->safe_psql('registry', RegistryTable::shape_query('snowflake.snowflake_registry')),
+	$registry->safe_psql('registry', RegistryTable::shape_query('from_doc.snowflake_registry')),
+	'the worker creates the table doc/registry.md shows: same columns, types, NOT NULLs, primary key');
 
 # Now a path whose first schema is empty: the table is found in the second.
 SnowflakeTest::set_config($node,

@@ -73,7 +73,8 @@ bool wait_for_socket(int events, int64_t deadline_us, char* error) {
   }
 }
 
-// The registry table; doc/registry.md shows the same statement.
+// The registry table; doc/registry.md shows the same statement, and
+// test/t/057_registry_search_path.pl checks that the two tables agree.
 constexpr char kCreateTable[] =
     "CREATE TABLE IF NOT EXISTS {table} (\n"
     "    datacenter_id        integer     NOT NULL,\n"

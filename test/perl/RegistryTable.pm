@@ -1,0 +1,46 @@
+# The registry table as doc/registry.md creates it. The tests that set a
+# registry up the way the doc tells an administrator to take the doc's own
+# statement, so the doc cannot drift from what they prove; and one test
+# compares it with the table the worker creates (src/pg/registry/client.cpp),
+# so the worker cannot drift from the doc.
+package RegistryTable;
+
+use strict;
+use warnings;
+
+use Carp;
+use File::Basename qw(dirname);
+use File::Spec;
+
+# The doc's CREATE TABLE statement, with its table name (snowflake.
+# snowflake_registry) replaced by $table if one is given. The doc is found
+# above this module: in the checkout (test/perl/../../doc) or in the copy the
+# cluster-test layer makes (perl/../doc).
+sub doc_statement
+{
+	my ($table) = @_;
+	my $here = dirname(File::Spec->rel2abs(__FILE__));
+	my ($doc) = grep { -r } map { "$here/$_/doc/registry.md" } '..', '../..';
+	croak "doc/registry.md is not above $here" unless $doc;
+	open my $fh, '<', $doc or croak "$doc: $!";
+	my $text = do { local $/; <$fh> };
+	my ($statement) = $text =~ /^(CREATE TABLE snowflake\.snowflake_registry \(.*?^\);)$/ms
+	  or croak "$doc has no CREATE TABLE snowflake.snowflake_registry ( ... ); statement";
+	$statement =~ s/snowflake\.snowflake_registry/$table/ if defined $table;
+	return $statement;
+}
+
+# A query describing a table's columns (name, type, NOT NULL, in order) and
+# its primary key: two tables of the same shape give the same text.
+sub shape_query
+{
+	my ($table) = @_;
+	return qq{
+SELECT string_agg(format('%s %s%s', attname, format_type(atttypid, atttypmod),
+                         CASE WHEN attnotnull THEN ' NOT NULL' ELSE '' END), ', ' ORDER BY attnum)
+       || '; ' || (SELECT pg_get_constraintdef(oid) FROM pg_constraint
+                   WHERE conrelid = '$table'::regclass AND contype = 'p')
+FROM pg_attribute WHERE attrelid = '$table'::regclass AND attnum > 0 AND NOT attisdropped};
+}
+
+1;
