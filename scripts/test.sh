@@ -100,13 +100,14 @@ run_tap() {
     # prove runs as postgres, on a copy of the tests it can read.
     local work
     work=$(mktemp -d /tmp/snowflake-tap.XXXXXX)
-    # doc/registry.md too: the tests create the registry table from it.
-    mkdir "$work/doc"
-    cp -r test/t test/perl "$work/"
+    # Laid out as in the checkout, doc/registry.md included: the tests create
+    # the registry table from it.
+    mkdir -p "$work/test" "$work/doc"
+    cp -r test/t test/perl "$work/test/"
     cp doc/registry.md "$work/doc/"
     chown -R postgres: "$work"
-    local tests=("${tap_tests[@]/#$ROOT\/test/$work}")
-    [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/t/*.pl)
+    local tests=("${tap_tests[@]/#$ROOT/$work}")
+    [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/test/t/*.pl)
     local status=0
     local pgxs
     pgxs=$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")
@@ -116,7 +117,7 @@ run_tap() {
     # psql's complaint about that on stderr fails poll_query_until on 15.
     (cd "$work" && runuser -u postgres -- env PATH="$PATH" PG_REGRESS="$pgxs/test/regress/pg_regress" \
         TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
-        prove -I "$pgxs/test/perl" -I "$work/perl" --timer "${tests[@]}") || status=$?
+        prove -I "$pgxs/test/perl" -I "$work/test/perl" --timer "${tests[@]}") || status=$?
     if [ $status -ne 0 ]; then
         echo "--- logs kept in $work/tmp_check/log ---"
         tail -n 40 "$work"/tmp_check/log/regress_log_* 2>/dev/null | tail -n 200 || true

@@ -13,15 +13,13 @@ use File::Basename qw(dirname);
 use File::Spec;
 
 # The doc's CREATE TABLE statement, with its table name (snowflake.
-# snowflake_registry) replaced by $table if one is given. The doc is found
-# above this module: in the checkout (test/perl/../../doc) or in the copy the
-# cluster-test layer makes (perl/../doc).
+# snowflake_registry) replaced by $table if one is given. The doc is read
+# from the checkout this module is in (or from the copy of its layout that
+# the cluster-test layer makes).
 sub doc_statement
 {
 	my ($table) = @_;
-	my $here = dirname(File::Spec->rel2abs(__FILE__));
-	my ($doc) = grep { -r } map { "$here/$_/doc/registry.md" } '..', '../..';
-	croak "doc/registry.md is not above $here" unless $doc;
+	my $doc = dirname(File::Spec->rel2abs(__FILE__)) . '/../../doc/registry.md';
 	open my $fh, '<', $doc or croak "$doc: $!";
 	my $text = do { local $/; <$fh> };
 	my ($statement) = $text =~ /^(CREATE TABLE snowflake\.snowflake_registry \(.*?^\);)$/ms
