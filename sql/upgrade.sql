@@ -1,5 +1,6 @@
 -- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
--- 1.2, then to 1.3; 1.1 installed as such updates to 1.2 too, and 1.2 to 1.3.
+-- 1.2, then to the default version; 1.1 installed as such updates to 1.2
+-- too, 1.2 to 1.3 and 1.3 to 1.4.
 DROP EXTENSION IF EXISTS snowflake CASCADE;
 CREATE EXTENSION snowflake VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
@@ -43,7 +44,7 @@ SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first,
        obj_description(oid, 'pg_proc') IS NOT NULL AS commented
   FROM pg_proc WHERE proname = 'snowflake_convert_column';
 
--- 1.2 to 1.3 directly: snowflake_registry_status gets its view, granted to
+-- 1.2 to 1.3 directly (and on to 1.4): snowflake_registry_status gets its view, granted to
 -- pg_monitor, and the function's EXECUTE goes back to PUBLIC (the function
 -- checks SELECT on the view).
 DROP EXTENSION snowflake;
@@ -60,3 +61,9 @@ SELECT has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT') 
        has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
        obj_description('snowflake_registry_status'::regclass, 'pg_class') IS NOT NULL AS commented;
 SELECT in_use, state FROM snowflake_registry_status;
+
+-- 1.3 to 1.4 directly.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.3';
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
