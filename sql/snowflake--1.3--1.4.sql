@@ -1,6 +1,26 @@
 -- snowflake 1.4.
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.4'" to load this file. \quit
 
+-- The bound above a node's earlier IDs, given by an operator when the node
+-- cannot know it: its data directory was made by pg_upgrade, or restored or
+-- copied without pg_snowflake/ (README, "Upgrading PostgreSQL"). Each only
+-- raises the bound. Not for PUBLIC: the first reads a file of the server's.
+CREATE FUNCTION snowflake_restore_bound(data_directory text) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_restore_bound'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_restore_bound(text) IS
+    'Adopts the durable bound in DATA_DIRECTORY/pg_snowflake/state, the data directory this one was upgraded or copied from; returns the time after which IDs are issued';
+
+CREATE FUNCTION snowflake_set_bound(issued_up_to timestamptz) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_set_bound'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_set_bound(timestamptz) IS
+    'Declares that every ID this node issued before is of ISSUED_UP_TO or earlier; returns the time after which IDs are issued';
+
+REVOKE EXECUTE ON FUNCTION snowflake_restore_bound(text), snowflake_set_bound(timestamptz) FROM PUBLIC;
+
 -- snowflake_convert_column, as 1.2 had it, with four findings mended: a
 -- nonexistent relation OID is an error of its own (it used to reach LOCK
 -- TABLE as a bare number, a syntax error); the table is locked by its name
