@@ -256,6 +256,46 @@ void save_exact_bound(int code, Datum) {
   if (exact < shared_node->generator.durable_until.load()) write_state_file(exact, LOG);
 }
 
+// Redo's write of a replayed bound. If the state file cannot be written (a
+// full disk, a directory made read-only), replay waits here, retrying every
+// second, rather than fail: a startup process that exits takes the server
+// down, and it would fail on the same record at every start. Going past the
+// record without writing it is not safe either: once the next restartpoint
+// recycles its WAL, a standby restarted before promotion would start from an
+// older bound. So a hot standby keeps answering queries while its replay
+// waits, says so in the log, and goes on by itself once the write succeeds.
+void write_replayed_bound(int64_t until, XLogRecPtr at) {
+  constexpr long kRetryMs = 1000;
+  for (int attempt = 0;; attempt++) {
+    if (write_state_file(until, attempt == 0 ? WARNING : DEBUG1)) {
+      if (attempt > 0)
+        ereport(LOG, (errmsg("snowflake: wrote pg_snowflake/state; WAL replay goes on")));
+      return;
+    }
+    if (attempt == 0) {
+      ereport(
+          WARNING,
+          (errmsg("snowflake: WAL replay waits at %X/%X until pg_snowflake/state can be written",
+                  static_cast<uint32>(at >> 32), static_cast<uint32>(at)),
+           errdetail("The record raises the bound above the primary's IDs to %s; a server "
+                     "that went past it without writing it could issue some of them again "
+                     "after a restart and a promotion.",
+                     timestamp_text(timestamptz_from_unix_ms(until + settings.layout.epoch_ms()))),
+           errhint("Free space on the data directory's file system, or make pg_snowflake/ "
+                   "writable by the server's user; replay then goes on by itself.")));
+    }
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, kRetryMs,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    if (AmStartupProcess())
+      HandleStartupProcInterrupts();
+    else
+      CHECK_FOR_INTERRUPTS();
+    if (attempt > 0 && attempt % 60 == 0)
+      ereport(LOG, (errmsg("snowflake: WAL replay still waits to write pg_snowflake/state")));
+  }
+}
+
 // The record's bound; false if the record is not one this library wrote.
 bool read_bound_record(XLogReaderState* record, BoundRecord* bound_record) {
   if ((XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK) != kBoundRecord ||
@@ -275,7 +315,7 @@ void redo(XLogReaderState* record) {
   if (until > shared_node->written_until) {
     // Kept in the state file too, so a standby that restarts before its
     // promotion does not depend on WAL it has already recycled.
-    write_state_file(until, ERROR);
+    write_replayed_bound(until, record->ReadRecPtr);
     shared_node->written_until = until;
   }
   set_bound_state(BoundState::kKnown);
