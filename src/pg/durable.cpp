@@ -312,11 +312,13 @@ void redo(XLogReaderState* record) {
          XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK, XLogRecGetDataLen(record));
   const int64_t until = settings.layout.timestamp_bound(bound_record.id_bound);
   node_generator()->restore(until);
-  if (until > shared_node->written_until) {
+  if (until > shared_node->written_until || !shared_node->state_file_written) {
     // Kept in the state file too, so a standby that restarts before its
-    // promotion does not depend on WAL it has already recycled.
+    // promotion does not depend on WAL it has already recycled (and, for the
+    // empty bound CREATE EXTENSION writes, vouches as its primary does).
     write_replayed_bound(until, record->ReadRecPtr);
-    shared_node->written_until = until;
+    shared_node->written_until = std::max(until, shared_node->written_until);
+    shared_node->state_file_written = true;
   }
   set_bound_state(BoundState::kKnown);
 }
@@ -386,6 +388,7 @@ void restore_durable_bound() {
   int64_t until = 0;
   const bool found = read_state_file(&until);
   shared_node->written_until = until;
+  shared_node->state_file_written = found;
   node_generator()->restore(until);
   set_bound_state(found ? BoundState::kKnown : BoundState::kChecking);
   on_shmem_exit(save_exact_bound, 0);
@@ -420,10 +423,11 @@ void note_extension_created() {
                      "SELECT snowflake_set_bound(now()); README, \"Upgrading PostgreSQL\".")));
     return;
   }
-  int64_t until = 0;
-  if (read_state_file(&until)) return;
+  LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+  const bool written = shared_node->state_file_written;
+  LWLockRelease(shared_node->durable_lock);
   // In WAL too, so that a standby cloned before now vouches as well.
-  (void)adopt_bound(shared_node->written_until);
+  if (!written) (void)adopt_bound(shared_node->written_until);
 }
 
 int64_t adopt_bound(int64_t until) {
@@ -437,6 +441,7 @@ int64_t adopt_bound(int64_t until) {
   write_state_file(until, ERROR);
   shared_node->written_until = until;
   shared_node->written_lsn = lsn;
+  shared_node->state_file_written = true;
   LWLockRelease(shared_node->durable_lock);
   wait_for_synchronous_standbys(lsn, until);
   node_generator()->restore(until);
@@ -490,6 +495,7 @@ void make_durable(int64_t timestamp, bool wait) {
     write_state_file(until, ERROR);
     shared_node->written_until = until;
     shared_node->written_lsn = lsn;
+    shared_node->state_file_written = true;
   }
   const int64_t until = shared_node->written_until;
   const XLogRecPtr lsn = shared_node->written_lsn;

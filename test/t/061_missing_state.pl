@@ -43,6 +43,7 @@ sub copy_without_state
 	rmtree($copy->data_dir);
 	PostgreSQL::Test::RecursiveCopy::copypath($source->data_dir, $copy->data_dir);
 	rmtree($copy->data_dir . '/pg_snowflake');
+	chmod 0700, $copy->data_dir or die "chmod: $!";
 	# The copy keeps its own port and socket directory.
 	$copy->append_conf('postgresql.conf',
 		"port = " . $copy->port . "\nunix_socket_directories = '" . $copy->host . "'");
@@ -107,7 +108,7 @@ refusal_ok($copy, 'copy');
 
 $copy->safe_psql('postgres', 'CREATE DATABASE other');
 $r = SnowflakeTest::try_sql($copy, 'CREATE EXTENSION snowflake', dbname => 'other');
-like($r->{stderr}, qr/WARNING:  snowflake cannot issue IDs on this server until the bound/,
+like($r->{stderr}, qr/WARNING:  (01000: )?snowflake cannot issue IDs on this server until the bound/,
 	'copy: CREATE EXTENSION in another database warns');
 ok(!-e state_file($copy), 'copy: and writes no state file');
 SnowflakeTest::restart_node($copy);

@@ -2,9 +2,10 @@
 # record (a full disk, a directory made read-only): replay waits at that
 # record, retrying, rather than the startup process failing (which took the
 # server down, and failed again on the same record at every start). The
-# standby keeps answering queries and says in its log why replay waits; once
-# the directory is writable again, replay goes on by itself, and after its
-# promotion the standby issues IDs above every ID its primary issued.
+# standby keeps answering queries and says in its log why replay waits;
+# restarted, it waits at the same record again; once the directory is
+# writable, replay goes on by itself, and after its promotion the standby
+# issues IDs above every ID its primary issued.
 use strict;
 use warnings FATAL => 'all';
 
@@ -13,7 +14,11 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $primary = SnowflakeTest::init_node('primary', allows_streaming => 1);
+# max_lead lets the primary issue at once above the bound set 5 s ahead below.
+my $primary = SnowflakeTest::init_node(
+	'primary',
+	allows_streaming => 1,
+	conf => ["snowflake.max_lead = '10s'"]);
 SnowflakeTest::start_node($primary);
 $primary->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)');
@@ -24,9 +29,10 @@ $primary->wait_for_catchup($standby);
 my $directory = $standby->data_dir . '/pg_snowflake';
 chmod 0500, $directory or die "chmod $directory: $!";
 
-# A bound record: snowflake_set_bound writes one whatever the bound was.
+# A bound record above the standby's state file: 5 s ahead of the clock,
+# past any bound the IDs above raised (at most 1 s ahead).
 my $offset = -s $standby->logfile;
-$primary->safe_psql('postgres', 'SELECT snowflake_set_bound(now())');
+$primary->safe_psql('postgres', "SELECT snowflake_set_bound(now() + interval '5 seconds')");
 my $target = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 ok( $standby->wait_for_log(
 		qr/WARNING:  snowflake: WAL replay waits at [0-9A-F]+\/[0-9A-F]+ until pg_snowflake\/state can be written/,
@@ -40,16 +46,32 @@ is( $standby->safe_psql('postgres',
 	't',
 	'its replay has not gone past the bound record');
 
-# Still waiting after the standby was asked to restart? It stops and starts
-# as any standby does.
-$standby->restart;
-is($standby->safe_psql('postgres', 'SELECT 1'), '1', 'a restart of the waiting standby works');
+# Restarted while it waits, the standby waits at the same record again; until
+# then it accepts no connections (it must replay up to where it stopped to be
+# consistent). Once the directory is writable, replay goes on by itself.
+$standby->stop('fast');
+$offset = -s $standby->logfile;
+# Started as the framework starts it (its name is its replication
+# application_name, which PGAPPNAME would replace), but without waiting for
+# it to accept connections.
+{
+	local %ENV = %ENV;
+	delete $ENV{PGAPPNAME};
+	PostgreSQL::Test::Utils::system_or_bail('pg_ctl', '-D', $standby->data_dir,
+		'-l', $standby->logfile, '-o', '--cluster-name=' . $standby->name, '-W', 'start');
+}
+ok( $standby->wait_for_log(
+		qr/WARNING:  snowflake: WAL replay waits at [0-9A-F]+\/[0-9A-F]+ until pg_snowflake\/state can be written/,
+		$offset),
+	'restarted, it waits at the same record');
 
 chmod 0700, $directory or die "chmod $directory: $!";
-$primary->wait_for_catchup($standby);
-pass('with the directory writable again, replay goes on by itself');
+ok($standby->poll_query_until('postgres', 'SELECT pg_last_wal_replay_lsn() >= ' . "'$target'::pg_lsn"),
+	'with the directory writable again, replay goes on by itself');
+$standby->_update_pid(1);
 ok($standby->log_contains(qr/snowflake: wrote pg_snowflake\/state; WAL replay goes on/, $offset),
 	'and the log says so');
+$primary->wait_for_catchup($standby);
 
 my $highest = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $primary->wait_for_catchup($standby);
