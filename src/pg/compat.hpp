@@ -10,7 +10,11 @@
 // ShmemInitStruct working as before; its BGWORKER_INTERRUPTIBLE concerns
 // workers connected to a database, and the registry worker connects to none;
 // the module magic, the interrupt flags (ConfigReloadPending,
-// ShutdownRequestPending) and DefineCustom*Variable are unchanged.
+// ShutdownRequestPending) and DefineCustom*Variable are unchanged. One 19
+// change needs no code here but matters: promotion waits for every process to
+// absorb a ProcSignalBarrier (PROCSIGNAL_BARRIER_UPDATE_XLOG_LOGICAL_INFO), so
+// a registry worker that did not serve its interrupts after each wait
+// (registry/worker.cpp) would hold every failover up forever.
 #pragma once
 
 #include "postgres.hpp"
@@ -23,9 +27,9 @@ extern "C" {
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers, shmem_request_hook)"
 #endif
 
-// The module's magic block. 18 and later record the module's name and version, which
-// pg_get_loaded_modules() shows; SNOWFLAKE_VERSION comes from the Makefile
-// (default_version in snowflake.control).
+// The module's magic block. 18 and later record the module's name and
+// version, which pg_get_loaded_modules() shows; SNOWFLAKE_VERSION comes from
+// the Makefile (default_version in snowflake.control).
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC \
   PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)
