@@ -267,9 +267,11 @@ if [ -n "$copy_out" ]; then
     log "copied dist/ out to $copy_out: $(ls "$copy_out" | xargs)"
 fi
 
-postgresql=$(in_root 'source scripts/postgresql.sh && "$PG_CONFIG" --version' 2>/dev/null || echo "PostgreSQL unknown")
+# Every major the commands installed (PG_MAJOR=NN in a command chooses one).
+postgresql=$(in_root 'for pg_config in /usr/lib/postgresql/*/bin/pg_config; do "$pg_config" --version; done' \
+    2>/dev/null | paste -sd , | sed 's/,/, /g') || true
 echo
-log "results in a fresh $suite root ($postgresql), commit ${commit:0:7}:"
+log "results in a fresh $suite root (${postgresql:-no PostgreSQL}), commit ${commit:0:7}:"
 for result in "${results[@]}"; do log "  $result"; done
 log "total $((SECONDS - started)) s; logs in $LOGS"
 [ "$failed" -eq 0 ]

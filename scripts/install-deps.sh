@@ -2,7 +2,9 @@
 # Installs the Debian packages snowflake needs to build, run and test it
 # (design.md section 9), for the PostgreSQL major that scripts/postgresql.sh
 # selects (this Debian release's, or PG_MAJOR=NN). Idempotent: installs only
-# what is missing, after one apt-get update.
+# what is missing, after one apt-get update. PostgreSQL 19, which no Debian
+# release has yet, comes from Debian's experimental archive, on forky and sid
+# (it is added to the apt sources, saying so).
 #
 #   scripts/install-deps.sh            everything (build, tests, benchmarks)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
@@ -25,8 +27,9 @@ case $PG_MAJOR in
     15) llvm=14 ;;  # bookworm
     17) llvm=19 ;;  # trixie
     18) llvm=21 ;;  # forky, sid
+    19) llvm=21 ;;  # experimental, on forky and sid
     *)
-        echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17 and 18 are supported)" >&2
+        echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17, 18 and 19 are supported)" >&2
         exit 1
         ;;
 esac
@@ -68,32 +71,109 @@ case ${1:-} in
     *) packages+=("${testing[@]}") ;;
 esac
 
+# --- a major from Debian's experimental archive -----------------------------
+# PostgreSQL 19 is in no Debian release yet; Debian builds it in its
+# experimental archive, against testing and unstable (forky, sid), whose
+# libraries it needs. On those, the archive is added to apt's sources, and
+# preferred for that major's source package only (the server, client,
+# headers, and the libpq 19 they need); apt takes nothing else from it.
+experimental_majors=(19)
+EXPERIMENTAL_SOURCES=/etc/apt/sources.list.d/snowflake-experimental.list
+EXPERIMENTAL_PREFERENCES=/etc/apt/preferences.d/snowflake-experimental
+from_experimental=false
+[[ " ${experimental_majors[*]} " == *" $PG_MAJOR "* ]] && from_experimental=true
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+
+add_experimental_archive() {
+    local codename=$1 mirror
+    case $codename in
+        forky | sid) ;;
+        *)
+            echo "PostgreSQL $PG_MAJOR comes from Debian's experimental archive, which is built for forky and sid" >&2
+            echo "only; this machine is $codename. Run it in a forky root:" >&2
+            echo "  scripts/fresh-root.sh forky -- 'PG_MAJOR=$PG_MAJOR scripts/test.sh'" >&2
+            echo "or unset PG_MAJOR to use this release's major." >&2
+            return 1
+            ;;
+    esac
+    [ -f "$EXPERIMENTAL_SOURCES" ] && [ -f "$EXPERIMENTAL_PREFERENCES" ] && return 0
+    # shellcheck disable=SC2016  # apt's format, not the shell's
+    mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | head -n 1)
+    mirror=${mirror:-http://deb.debian.org/debian/}
+    echo "PostgreSQL $PG_MAJOR is not in $codename: adding Debian's experimental archive ($mirror)"
+    echo "to apt's sources ($EXPERIMENTAL_SOURCES), preferred for postgresql-$PG_MAJOR's packages only"
+    echo "($EXPERIMENTAL_PREFERENCES)"
+    echo "deb $mirror experimental main" | "${as_root[@]}" tee "$EXPERIMENTAL_SOURCES" >/dev/null
+    printf '%s\n' "# scripts/install-deps.sh: PostgreSQL $PG_MAJOR from experimental, and nothing else" \
+        "Package: src:postgresql-$PG_MAJOR" "Pin: release a=experimental" "Pin-Priority: 500" |
+        "${as_root[@]}" tee "$EXPERIMENTAL_PREFERENCES" >/dev/null
+    "${as_root[@]}" apt-get update -qq
+}
+
+# Debian builds postgresql-NN-pgtap for its releases' majors only. pgTAP is
+# SQL alone, and its build adapts that SQL only for majors before 9.5, so for
+# a major from experimental the extension's files are those of this
+# release's postgresql-NN-pgtap (downloaded, not installed).
+pgtap_control=/usr/share/postgresql/$PG_MAJOR/extension/pgtap.control
+copy_pgtap=false
+if $from_experimental && [[ " ${packages[*]} " == *" postgresql-$PG_MAJOR-pgtap "* ]]; then
+    for i in "${!packages[@]}"; do
+        [ "${packages[i]}" = "postgresql-$PG_MAJOR-pgtap" ] && unset 'packages[i]'
+    done
+    [ -f "$pgtap_control" ] || copy_pgtap=true
+fi
+
+copy_pgtap_of_release() {
+    local release_major work
+    release_major=$(postgresql_major_of_release)
+    echo "pgTAP for PostgreSQL $PG_MAJOR: the files of postgresql-$release_major-pgtap"
+    work=$(mktemp -d)
+    chown _apt "$work" 2>/dev/null || true # apt-get download writes as _apt
+    (cd "$work" && "${as_root[@]}" apt-get download -qq "postgresql-$release_major-pgtap")
+    dpkg-deb -x "$work"/postgresql-"$release_major"-pgtap_*.deb "$work/package"
+    "${as_root[@]}" cp "$work/package/usr/share/postgresql/$release_major/extension/"pgtap* "$(dirname "$pgtap_control")/"
+    rm -rf "$work"
+}
+
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
         || missing+=("$package")
 done
 
-if [ ${#missing[@]} -gt 0 ]; then
-    as_root=()
-    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
-    echo "Installing for PostgreSQL $PG_MAJOR: ${missing[*]}"
+unserved() {
+    local package
+    for package in "$@"; do
+        apt-cache show "$package" >/dev/null 2>&1 || echo "$package"
+    done
+}
+
+if [ ${#missing[@]} -gt 0 ] || $copy_pgtap; then
+    wanted=("${missing[@]}")
+    $copy_pgtap && wanted+=(pgTAP)
+    echo "Installing for PostgreSQL $PG_MAJOR: ${wanted[*]}"
     "${as_root[@]}" apt-get update -qq
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+    mapfile -t unavailable < <(unserved "${missing[@]}")
+    if [ ${#unavailable[@]} -gt 0 ] && $from_experimental; then
+        add_experimental_archive "$codename" || exit 1
+        mapfile -t unavailable < <(unserved "${missing[@]}")
+    fi
     # A major this release does not serve (PG_MAJOR=17 on bookworm) is
     # named as such, not left to apt's "Unable to locate package".
-    unavailable=()
-    for package in "${missing[@]}"; do
-        apt-cache show "$package" >/dev/null 2>&1 || unavailable+=("$package")
-    done
     if [ ${#unavailable[@]} -gt 0 ]; then
-        codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
         echo "This machine's apt sources ($codename) serve no ${unavailable[*]}." >&2
         echo "PostgreSQL $PG_MAJOR comes with another Debian release (README, \"Supported PostgreSQL\"):" >&2
         echo "unset PG_MAJOR to use this release's major, or add an apt source that serves $PG_MAJOR." >&2
         exit 1
     fi
-    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
+    if [ ${#missing[@]} -gt 0 ]; then
+        DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >/dev/null
+    fi
+    if $copy_pgtap; then copy_pgtap_of_release; fi
 fi
 
 # The check behind the table above: the clang PGXS will call is the one named.

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Builds the Debian packages of snowflake the Debian way (debian/, pg_buildext:
-# one postgresql-NN-snowflake per PostgreSQL major that debian/pgversions
-# names and this machine has), from a clean clone of the committed tree, and
-# leaves them in dist/ with lintian's verdict. On a bare Debian machine it
-# first installs what that needs (scripts/install-deps.sh picks the major of
-# the release; PG_MAJOR=NN chooses another). The build runs pg_regress on each
-# major in a throw-away cluster that preloads the library.
+# Builds the Debian package of snowflake the Debian way (debian/, pg_buildext)
+# from a clean clone of the committed tree, and leaves it in dist/ with
+# lintian's verdict: postgresql-NN-snowflake for the major scripts/postgresql.sh
+# picks (the release's, or PG_MAJOR=NN; debian/pgversions must name it). On a
+# bare Debian machine it first installs what that needs. The build runs
+# pg_regress in a throw-away cluster that preloads the library.
 #
 #   scripts/package.sh
+#   PG_MAJOR=19 scripts/package.sh    postgresql-19-snowflake (forky, sid)
 #
 # Another machine then installs a package with its dependencies:
 #   apt-get install ./dist/postgresql-15-snowflake_*.deb
@@ -20,7 +20,13 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh  # PG_MAJOR
 scripts/install-deps.sh --packaging
+# pg_buildext builds for the majors of debian/pgversions that this variable
+# names (without it, for the release's default major only): here, the one
+# chosen above, whose server and headers install-deps.sh installed.
+export PG_SUPPORTED_VERSIONS=${PG_SUPPORTED_VERSIONS:-$PG_MAJOR}
 
 work=$(mktemp -d /tmp/snowflake-package.XXXXXX)
 chmod 755 "$work"  # the test cluster runs as postgres and reads the package tree

@@ -11,7 +11,8 @@
 # pg_config on the PATH (/usr/bin) may belong to another one, so the scripts
 # never rely on it.
 
-# The major each Debian release serves: bookworm 15, trixie 17, forky and sid 18.
+# The major each Debian release serves: bookworm 15, trixie 17, forky and sid 18
+# (and 19 from Debian's experimental archive on forky and sid, with PG_MAJOR=19).
 postgresql_major_of_release() {
     local codename=
     [ -r /etc/os-release ] && codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
@@ -21,7 +22,7 @@ postgresql_major_of_release() {
         forky | sid) echo 18 ;;
         *)
             echo "This Debian release (${codename:-unknown}) has no PostgreSQL major known to snowflake's" >&2
-            echo "scripts: set PG_MAJOR=NN (15, 17 or 18) or PG_CONFIG=/path/to/pg_config." >&2
+            echo "scripts: set PG_MAJOR=NN (15, 17, 18 or 19) or PG_CONFIG=/path/to/pg_config." >&2
             return 1
             ;;
     esac

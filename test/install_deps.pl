@@ -1,8 +1,10 @@
 #!/usr/bin/env perl
 # The install script's refusals, run by scripts/test.sh: a PostgreSQL major
-# it knows no clang for is refused before anything is installed, and a major
+# it knows no clang for is refused before anything is installed, a major
 # this machine's apt sources do not serve (PG_MAJOR=17 on bookworm) is named
-# as such, with what to do, and nothing is installed.
+# as such, with what to do, and so is PostgreSQL 19 where Debian's
+# experimental archive cannot serve it (any release but forky and sid); in
+# each case nothing is installed.
 use strict;
 use warnings;
 use Test::More;
@@ -27,7 +29,7 @@ sub installed
 
 my ($status, $output) = install_deps(16, '--runtime');
 is($status, 1, 'PG_MAJOR=16: refused');
-like($output, qr/knows no clang for PostgreSQL 16 \(15, 17 and 18 are supported\)/,
+like($output, qr/knows no clang for PostgreSQL 16 \(15, 17, 18 and 19 are supported\)/,
 	'PG_MAJOR=16: the message names the supported majors');
 unlike($output, qr/^Installing/m, 'PG_MAJOR=16: nothing is installed');
 
@@ -43,6 +45,21 @@ SKIP:
 	like($output, qr/serve no postgresql-$unserved\b/, 'the message names the missing package');
 	like($output, qr/unset PG_MAJOR to use this release's major/, 'and says what to do');
 	ok(!installed("postgresql-$unserved"), "postgresql-$unserved was not installed");
+}
+
+# 19 comes from experimental, built for forky and sid only: elsewhere it is
+# refused, saying where it can be had.
+my ($codename) = qx{. /etc/os-release && echo "\$VERSION_CODENAME"} =~ /(\S+)/;
+SKIP:
+{
+	skip "experimental serves PostgreSQL 19 on $codename", 4 if $codename =~ /^(forky|sid)$/;
+	skip 'these apt sources serve PostgreSQL 19', 4
+	  if system('apt-cache show postgresql-19 >/dev/null 2>&1') == 0;
+	($status, $output) = install_deps(19, '--runtime');
+	is($status, 1, "PG_MAJOR=19 on $codename: refused");
+	like($output, qr/experimental archive, which is built for forky and sid/, 'the message says why');
+	like($output, qr/scripts\/fresh-root\.sh forky -- 'PG_MAJOR=19 scripts\/test\.sh'/, 'and what to do');
+	ok(!installed('postgresql-19'), 'postgresql-19 was not installed');
 }
 
 done_testing();

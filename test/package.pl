@@ -1,9 +1,10 @@
 #!/usr/bin/env perl
 # Packaging checks, run by scripts/test.sh: META.json is valid PGXN metadata
 # (meta-spec 1.0.0: required keys, semantic versions, a provided file that
-# exists); one version number in snowflake.control, META.json,
-# debian/changelog and CHANGELOG.md; every install and upgrade script has its
-# \echo guard and an upgrade path from 1.0 reaches the default version.
+# exists) and names the PostgreSQL majors the install script installs; one
+# version number in snowflake.control, META.json, debian/changelog and
+# CHANGELOG.md; every install and upgrade script has its \echo guard and an
+# upgrade path from 1.0 reaches the default version.
 use strict;
 use warnings;
 use JSON::PP;
@@ -36,6 +37,16 @@ for my $phase (keys %{ $meta->{prereqs} // {} }) {
             "prereqs $phase relation '$relation' is one PGXN knows");
     }
 }
+
+# The PostgreSQL majors META.json names (x_supported_postgresql, and its
+# description) are those scripts/install-deps.sh installs.
+my $install_deps = do { local (@ARGV, $/) = 'scripts/install-deps.sh'; <> };
+my ($table) = $install_deps =~ /^case \$PG_MAJOR in\n(.*?)^esac$/ms;
+my @installed = $table =~ /^\s+(\d+)\) llvm=/mg;
+is_deeply($meta->{x_supported_postgresql}, \@installed,
+    "META.json's x_supported_postgresql are the majors install-deps.sh installs (@installed)");
+my $named = join(', ', @installed[0 .. $#installed - 1]) . " and $installed[-1]";
+like($meta->{description}, qr/\bPostgreSQL \Q$named\E\./, "META.json's description names them");
 
 # One version everywhere: the Debian package's upstream part, and a section of
 # the changelog.

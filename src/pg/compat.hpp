@@ -1,10 +1,20 @@
-// What differs between the PostgreSQL majors snowflake builds for (15, 17 and
-// 18; README, "Supported PostgreSQL"), in one place, so the glue reads the
+// What differs between the PostgreSQL majors snowflake builds for (15, 17, 18
+// and 19; README, "Supported PostgreSQL"), in one place, so the glue reads the
 // same on every major and no other file tests PG_VERSION_NUM.
 //
 // What did not need an entry, checked on each major: the custom WAL resource
 // manager (RegisterCustomRmgr, RmgrData: 15+), shmem_request_hook (15+), the
-// background worker API, WaitLatch with PG_WAIT_EXTENSION, and libpq.
+// background worker API, WaitLatch with PG_WAIT_EXTENSION, and libpq. On 19
+// in particular: its new shared memory registration (RegisterShmemCallbacks,
+// ShmemRequestStruct) keeps shmem_request_hook, RequestAddinShmemSpace and
+// ShmemInitStruct working as before; its BGWORKER_INTERRUPTIBLE concerns
+// workers connected to a database, and the registry worker connects to none;
+// the module magic, the interrupt flags (ConfigReloadPending,
+// ShutdownRequestPending) and DefineCustom*Variable are unchanged. One 19
+// change needs no code here but matters: promotion waits for every process to
+// absorb a ProcSignalBarrier (PROCSIGNAL_BARRIER_UPDATE_XLOG_LOGICAL_INFO), so
+// a registry worker that did not serve its interrupts after each wait
+// (registry/worker.cpp) would hold every failover up forever.
 #pragma once
 
 #include "postgres.hpp"
@@ -17,9 +27,9 @@ extern "C" {
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers, shmem_request_hook)"
 #endif
 
-// The module's magic block. 18 records the module's name and version, which
-// pg_get_loaded_modules() shows; SNOWFLAKE_VERSION comes from the Makefile
-// (default_version in snowflake.control).
+// The module's magic block. 18 and later record the module's name and
+// version, which pg_get_loaded_modules() shows; SNOWFLAKE_VERSION comes from
+// the Makefile (default_version in snowflake.control).
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC \
   PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)
@@ -49,6 +59,17 @@ inline bool sync_standbys_defined(const WalSndCtlData* control) {
   return (control->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0;
 #else
   return control->sync_standbys_defined;
+#endif
+}
+
+// The reset value of a placeholder's GUC record (a placeholder is a string
+// setting). 19 keeps each type's fields in a union inside config_generic;
+// before, config_string began with config_generic.
+inline const char* placeholder_reset_value(const config_generic* record) {
+#if PG_VERSION_NUM >= 190000
+  return record->_string.reset_val;
+#else
+  return reinterpret_cast<const config_string*>(record)->reset_val;
 #endif
 }
 

@@ -239,7 +239,7 @@ int64_t checked_epoch(const char* raw) {
 const char* server_value(const char* name) {
   const config_generic* record = compat::find_setting_record(name);
   if (record == nullptr || (record->flags & GUC_CUSTOM_PLACEHOLDER) == 0) return nullptr;
-  const char* raw = reinterpret_cast<const config_string*>(record)->reset_val;
+  const char* raw = compat::placeholder_reset_value(record);
   if (raw == nullptr || record->reset_scontext <= PGC_SIGHUP) return raw;
   const bool from_client = record->reset_source == PGC_S_CLIENT;
   ereport(
