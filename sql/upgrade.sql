@@ -67,3 +67,11 @@ DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.3';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+-- Identities across a cluster (issue 21): the update brings both functions.
+SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
+       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE p.proname IN ('snowflake_node_identity', 'snowflake_cluster_identities')
+ ORDER BY p.oid::regprocedure::text;
+SELECT node, datacenter_id, worker_id, source, problem FROM snowflake_cluster_identities();

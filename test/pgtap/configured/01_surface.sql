@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(125);
+SELECT plan(137);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -24,7 +24,9 @@ INSERT INTO expected_functions VALUES
     ('snowflake_backend_status()',                          'SETOF record', 'volatile', true,  's'),
     ('snowflake_node_hash(bigint,bigint)',                  'bigint',      'immutable', true,  's'),
     ('snowflake_node_hash32(bigint)',                       'integer',     'immutable', true,  's'),
-    ('snowflake_registry_status()',                         'record',      'volatile',  true,  's');
+    ('snowflake_registry_status()',                         'record',      'volatile',  true,  's'),
+    ('snowflake_node_identity()',                           'record',      'volatile',  true,  's'),
+    ('snowflake_cluster_identities()',                      'SETOF record', 'volatile', true,  'u');
 
 SELECT ok(to_regprocedure(signature) IS NOT NULL, signature || ' exists') FROM expected_functions;
 SELECT is(pg_get_function_result(to_regprocedure(signature)), returns, signature || ' returns ' || returns)
