@@ -29,12 +29,17 @@ DECLARE
 BEGIN
     SELECT extnamespace::regnamespace::name INTO extension_schema
       FROM pg_extension WHERE extname = 'snowflake';
-    EXECUTE format('SELECT * FROM %I.snowflake_status()', extension_schema) INTO node;
     EXECUTE format('SELECT * FROM %I.snowflake_registry_status()', extension_schema) INTO registry;
+    system_identifier := registry.system_identifier;
+    IF registry.state = 'not preloaded' THEN
+        -- CREATE EXTENSION reaches every Citus node; the preload does not.
+        problem := 'snowflake is not in shared_preload_libraries: it issues no IDs';
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT * FROM %I.snowflake_status()', extension_schema) INTO node;
     layout := format('%s/%s/%s/%s bits, epoch %s ms', node.timestamp_bits, node.datacenter_bits,
                      node.worker_bits, node.sequence_bits,
                      (extract(epoch FROM node.epoch) * 1000)::bigint);
-    system_identifier := registry.system_identifier;
     IF pg_is_in_recovery() THEN
         -- A standby shares its primary's identity and issues nothing.
         source := 'standby';
