@@ -81,7 +81,8 @@ if [ -d "$cached/install" ]; then
 else
     work=$(mktemp -d /var/tmp/snowflake-citus-build.XXXXXX)
     trap 'rm -rf "$work"' EXIT
-    echo "citus: building $(basename "$source_tarball") for PostgreSQL $postgresql_version (cache miss: $cached; a few minutes)"
+    echo "citus: building $(basename "$source_tarball") for PostgreSQL $postgresql_version" \
+        "(not in the cache: $cached; a few minutes)"
     started=$SECONDS
     tar -xzf "$source_tarball" -C "$work"
     if ! (cd "$(find "$work" -mindepth 1 -maxdepth 1 -type d)" && build_citus "$work/install") >"$work/build.log" 2>&1; then
@@ -99,5 +100,8 @@ fi
 cp -a "$cached/install/." /
 flock -u 8
 
-version=$(installed_version) || { echo "citus: the cached build did not install citus.so for PostgreSQL $PG_MAJOR" >&2; exit 1; }
+if ! version=$(installed_version); then
+    echo "citus: the build in $cached did not install citus.so for PostgreSQL $PG_MAJOR" >&2
+    exit 1
+fi
 echo "citus: Citus $version installed for PostgreSQL $PG_MAJOR"

@@ -85,7 +85,9 @@ is_deeply(CitusTest::identities($worker_1, \%nodes),
 my @sessions = map {
 	my ($node, $first_tenant) = @$_;
 	SnowflakeTest::start_sql($node, join("\n",
-		map { "INSERT INTO orders (tenant, path) SELECT $first_tenant + g % 50, 'both' FROM generate_series(1, 20000) g;" } 1 .. 10),
+		map {
+			"INSERT INTO orders (tenant, path) SELECT $first_tenant + g % 50, 'both' FROM generate_series(1, 20000) g;"
+		} 1 .. 10),
 		name => 'duplicates_' . $node->name)
 } ([ $worker_1, 0 ], [ $worker_2, 50 ]);
 for my $r (map { SnowflakeTest::finish_sql($_) } @sessions)
@@ -110,8 +112,9 @@ my $worker_3 = CitusTest::init_node('worker_3', datacenter_id => 1, worker_id =>
 CitusTest::start($worker_3);
 CitusTest::add_worker($coordinator, $worker_3);
 $nodes{worker_3} = $worker_3;
-like(CitusTest::identities($coordinator, \%nodes)->{worker_3},
-	qr{^1/3 configured: layout 41/5/6/11 bits, epoch 1288834974657 ms differs from this node's, 41/5/5/12 bits, epoch 1288834974657 ms$},
+is( CitusTest::identities($coordinator, \%nodes)->{worker_3},
+	"1/3 configured: layout 41/5/6/11 bits, epoch 1288834974657 ms differs from this node's, "
+	  . '41/5/5/12 bits, epoch 1288834974657 ms',
 	'snowflake_cluster_identities() names a worker with another layout');
 
 ## 4. A worker that does not answer ---------------------------------------------------
@@ -119,7 +122,8 @@ like(CitusTest::identities($coordinator, \%nodes)->{worker_3},
 $worker_3->stop('fast');
 my $worker_3_address = $worker_3->host . ':' . $worker_3->port;
 like(CitusTest::identities($coordinator, \%nodes)->{worker_3},
-	qr{^none : could not ask it: failed to connect to \Q$worker_3_address\E$}, 'snowflake_cluster_identities() names a worker it cannot reach');
+	qr{^none : could not ask it: failed to connect to \Q$worker_3_address\E$},
+	'snowflake_cluster_identities() names a worker it cannot reach');
 
 $_->stop('fast') for ($worker_2, $worker_1, $coordinator);
 done_testing();

@@ -54,7 +54,8 @@ CitusTest::start_cluster($coordinator, $worker_1, $worker_2);
 $coordinator->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my %lease = map { $_ => lease_of($nodes{$_}) } sort keys %nodes;
 my %names = reverse %lease;
-is(scalar(keys %names), 3, 'three nodes lease three distinct identities: ' . join(', ', map { "$_ $lease{$_}" } sort keys %lease));
+is(scalar(keys %names), 3,
+	'three nodes lease three distinct identities: ' . join(', ', map { "$_ $lease{$_}" } sort keys %lease));
 is_deeply(
 	CitusTest::identities($coordinator, \%nodes),
 	{ map { $_ => "$lease{$_} registry: ok" } keys %nodes },
@@ -104,7 +105,8 @@ my $intruder_address = $intruder->host . ':' . $intruder->port;
 my $identities = CitusTest::identities($coordinator, \%nodes);
 is( $identities->{intruder},
 	"$lease{worker_1} configured: issues IDs under the same identity as $worker_1_address; "
-	  . 'uses no registry, while other nodes lease their identities from one: nothing keeps a lease from taking its identity',
+	  . 'uses no registry, while other nodes lease their identities from one: '
+	  . 'nothing keeps a lease from taking its identity',
 	'snowflake_cluster_identities() names the intruder: the same identity as worker_1, outside the registry');
 is($identities->{worker_1}, "$lease{worker_1} registry: issues IDs under the same identity as $intruder_address",
 	'... and worker_1: the same identity as the intruder');
