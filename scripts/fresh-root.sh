@@ -22,6 +22,13 @@
 #   installed by an earlier run is there. The .deb files apt downloads are
 #   kept in /var/cache/snowflake/apt/SUITE and lent to each root's apt cache:
 #   a root still installs every package itself, it only skips the download.
+#   Builds of test dependencies (Citus, scripts/citus.sh) are kept the same
+#   way, in /var/cache/snowflake/build/SUITE, lent to each root as its
+#   /var/cache/snowflake/build: a root still installs them itself, it only
+#   skips the compile.
+# - The vendored sources beside the checkout (../shared/vendor, the Citus
+#   tarball), if there, are lent read-only as /root/shared/vendor, beside
+#   the clone in /root/snowflake: the clone's default paths find them.
 # - The root's apt sources are those of a machine Debian's installer sets
 #   up: SUITE, SUITE-updates and SUITE-security (SECURITY_MIRROR=... to
 #   choose; by default the one the host's sources name), so that a root gets
@@ -107,7 +114,9 @@ SECURITY_MIRROR=${SECURITY_MIRROR:-$(host_mirror debian-security)}
 
 CACHE=/var/cache/snowflake
 APT_CACHE=$CACHE/apt/$suite
-mkdir -p "$CACHE/roots" "$APT_CACHE"
+BUILD_CACHE=$CACHE/build/$suite
+VENDOR=$(dirname "$REPO")/shared/vendor
+mkdir -p "$CACHE/roots" "$APT_CACHE" "$BUILD_CACHE"
 
 # --- the pristine root, made once -------------------------------------------
 make_pristine() {
@@ -220,6 +229,13 @@ mount_in_root /dev/shm -t tmpfs -o mode=1777,size=1g tmpfs
 mount_in_root /var/cache/apt/archives --bind "$APT_CACHE"
 mkdir -p "$APT_CACHE/partial"
 chroot "$ROOT" chown _apt:root /var/cache/apt/archives/partial  # apt downloads as _apt
+mount_in_root /var/cache/snowflake/build --bind "$BUILD_CACHE"
+if [ -d "$VENDOR" ]; then
+    mount_in_root /root/shared/vendor --bind "$VENDOR"
+    mount -o remount,bind,ro "$ROOT/root/shared/vendor"
+else
+    log "note: no $VENDOR here: layers that need its sources will skip"
+fi
 
 # The committed tree, as a clone of it: what a newcomer gets.
 commit=$(git -C "$REPO" rev-parse HEAD)

@@ -6,7 +6,9 @@
 # release has yet, comes from Debian's experimental archive, on forky and sid
 # (it is added to the apt sources, saying so).
 #
-#   scripts/install-deps.sh            everything (build, tests, benchmarks)
+#   scripts/install-deps.sh            everything (build, tests, benchmarks; on
+#                                      PostgreSQL 16 and later also what building
+#                                      Citus for the citus test layer needs)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
 #   scripts/install-deps.sh --packaging
 #                                      what the tour needs and what building the
@@ -57,6 +59,18 @@ testing=(
     etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
 )
 
+# The citus test layer builds Citus (a test dependency only, never linked or
+# shipped) from the vendored source (scripts/citus.sh) when it is not
+# installed. What that build needs beyond the server headers; Citus 14
+# supports PostgreSQL 16 to 18, so on 15 it is not installed.
+citus_build=(
+    libcurl4-openssl-dev              # configure requires it (and PostgreSQL 18's headers make Citus include curl/curl.h)
+    libicu-dev                        # unicode/ucol.h (configure passes without it; the build fails)
+    liblz4-dev                        # columnar compression (configure requires it)
+    libzstd-dev                       # columnar compression (configure requires it)
+    libkrb5-dev libssl-dev            # gssapi/gssapi.h, openssl/ssl.h: PostgreSQL's libpq-be.h includes them
+)
+
 packaging=(
     postgresql-server-dev-all         # pg_buildext, dh --with pgxs_loop
     debhelper dpkg-dev build-essential # dpkg-buildpackage (it checks build-essential)
@@ -68,7 +82,10 @@ packages=("${runtime[@]}")
 case ${1:-} in
     --runtime) ;;
     --packaging) packages+=("${packaging[@]}") ;;
-    *) packages+=("${testing[@]}") ;;
+    *)
+        packages+=("${testing[@]}")
+        [ "$PG_MAJOR" -lt 16 ] || packages+=("${citus_build[@]}")
+        ;;
 esac
 
 # --- a major from Debian's experimental archive -----------------------------

@@ -4,14 +4,21 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer
-#   scripts/test.sh unit sql tap ha  some layers: unit (packaging checks,
+#   scripts/test.sh unit sql tap ha citus
+#                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
 #                                    ASan/UBSan), sql (pg_regress and pgTAP),
 #                                    tap (cluster-level Perl TAP tests),
 #                                    ha (the high-availability drills: Patroni,
-#                                    network partitions, pgbouncer; run as root)
+#                                    network partitions, pgbouncer; run as root),
+#                                    citus (a Citus coordinator and workers;
+#                                    PostgreSQL 16+, Citus installed or built
+#                                    from the vendored source by
+#                                    scripts/citus.sh, else skipped, saying so)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
+#   scripts/test.sh citus test/citus/NNN.pl
+#                                    some Citus tests only
 #   scripts/test.sh ha test/ha/NNN.t some drills only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,16 +31,19 @@ fi
 
 layers=()
 tap_tests=()
+citus_tests=()
 ha_tests=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha) layers+=("$argument") ;;
-        *.pl) tap_tests+=("$ROOT/$argument") ;;
+        unit | sql | tap | ha | citus) layers+=("$argument") ;;
+        test/citus/*.pl) citus_tests+=("$argument") ;;
+        *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
         *) echo "unknown layer or test: $argument" >&2; exit 2 ;;
     esac
 done
-[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha)
+[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha citus)
+skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
@@ -94,20 +104,19 @@ run_sql() {
     return $status
 }
 
-run_tap() {
-    section "cluster tests (PostgreSQL::Test::Cluster)"
-    # The framework runs initdb and the servers as the user running prove, so
-    # prove runs as postgres, on a copy of the tests it can read.
+# Runs Perl TAP tests (paths relative to the checkout) with prove as the
+# postgres user: the framework runs initdb and the servers as the user running
+# prove. They run from a copy laid out as the checkout, that user's to read:
+# test/perl and doc/registry.md included (the tests create the registry table
+# from it).
+prove_as_postgres() {
     local work
     work=$(mktemp -d /tmp/snowflake-tap.XXXXXX)
-    # Laid out as in the checkout, doc/registry.md included: the tests create
-    # the registry table from it.
     mkdir -p "$work/test" "$work/doc"
-    cp -r test/t test/perl "$work/test/"
+    cp -r test/t test/citus test/perl "$work/test/"
     cp doc/registry.md "$work/doc/"
     chown -R postgres: "$work"
-    local tests=("${tap_tests[@]/#$ROOT/$work}")
-    [ ${#tap_tests[@]} -gt 0 ] || tests=("$work"/test/t/*.pl)
+    local tests=("${@/#/$work/}")
     local status=0
     local pgxs
     pgxs=$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")
@@ -126,6 +135,29 @@ run_tap() {
     rm -rf "$work"
 }
 
+run_tap() {
+    section "cluster tests (PostgreSQL::Test::Cluster)"
+    local tests=("${tap_tests[@]}")
+    [ ${#tap_tests[@]} -gt 0 ] || tests=(test/t/*.pl)
+    prove_as_postgres "${tests[@]}"
+}
+
+run_citus() {
+    section "Citus (test/citus: a coordinator and workers)"
+    local output status
+    output=$(mktemp)
+    if scripts/citus.sh 2>&1 | tee "$output"; then status=0; else status=${PIPESTATUS[0]}; fi
+    if [ "$status" -eq 3 ]; then  # no Citus here: said above, and again at the end
+        skipped+=("the citus layer. $(sed -n 's/^citus: //p' "$output" | tail -n 1)")
+    fi
+    rm -f "$output"
+    [ "$status" -ne 3 ] || return 0
+    [ "$status" -eq 0 ] || return "$status"
+    local tests=("${citus_tests[@]}")
+    [ ${#citus_tests[@]} -gt 0 ] || tests=(test/citus/*.pl)
+    prove_as_postgres "${tests[@]}"
+}
+
 run_ha() {
     section "high-availability drills (test/ha: Patroni, partitions, pgbouncer)"
     # These run as root: they make network namespaces and start the HA tools'
@@ -142,6 +174,8 @@ for layer in "${layers[@]}"; do
         sql) build_extension; run_sql ;;
         tap) build_extension; run_tap ;;
         ha) build_extension; run_ha ;;
+        citus) build_extension; run_citus ;;
     esac
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"
+for layer in "${skipped[@]}"; do echo "SKIPPED: $layer"; done

@@ -71,3 +71,11 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT p.oid::regprocedure AS function,
        has_function_privilege('public', p.oid, 'EXECUTE') AS public_executes
   FROM pg_proc p WHERE proname IN ('snowflake_restore_bound', 'snowflake_set_bound') ORDER BY 1;
+-- Identities across a cluster (issue 21): the update brings both functions.
+SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
+       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE p.proname IN ('snowflake_node_identity', 'snowflake_cluster_identities')
+ ORDER BY p.oid::regprocedure::text;
+SELECT node, datacenter_id, worker_id, source, problem FROM snowflake_cluster_identities();

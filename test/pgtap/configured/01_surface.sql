@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(125);
+SELECT plan(150);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -24,7 +24,11 @@ INSERT INTO expected_functions VALUES
     ('snowflake_backend_status()',                          'SETOF record', 'volatile', true,  's'),
     ('snowflake_node_hash(bigint,bigint)',                  'bigint',      'immutable', true,  's'),
     ('snowflake_node_hash32(bigint)',                       'integer',     'immutable', true,  's'),
-    ('snowflake_registry_status()',                         'record',      'volatile',  true,  's');
+    ('snowflake_registry_status()',                         'record',      'volatile',  true,  's'),
+    ('snowflake_node_identity()',                           'record',      'volatile',  true,  's'),
+    ('snowflake_cluster_identities()',                      'SETOF record', 'volatile', true,  'u'),
+    ('snowflake_restore_bound(text)',                       'timestamp with time zone', 'volatile', true, 'u'),
+    ('snowflake_set_bound(timestamptz)',                    'timestamp with time zone', 'volatile', true, 'u');
 
 SELECT ok(to_regprocedure(signature) IS NOT NULL, signature || ' exists') FROM expected_functions;
 SELECT is(pg_get_function_result(to_regprocedure(signature)), returns, signature || ' returns ' || returns)
@@ -60,6 +64,11 @@ SELECT has_view('snowflake_registry_status');
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT')
           AND NOT has_table_privilege('public', 'snowflake_registry_status', 'SELECT'),
           'snowflake_registry_status is for pg_monitor, not PUBLIC (it names other nodes)');
+
+-- The functions that give a node its bound are not for PUBLIC.
+SELECT ok(NOT has_function_privilege('public', 'snowflake_restore_bound(text)', 'EXECUTE')
+          AND NOT has_function_privilege('public', 'snowflake_set_bound(timestamptz)', 'EXECUTE'),
+          'snowflake_restore_bound and snowflake_set_bound are not for PUBLIC');
 
 -- Settings: contexts (who can change them, and when) and units.
 SELECT is(context, expected, name || ' takes effect at ' || expected)

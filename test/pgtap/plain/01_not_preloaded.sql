@@ -3,7 +3,7 @@
 -- to add to postgresql.conf.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
-SELECT plan(8);
+SELECT plan(9);
 
 \ir ../error_of.sql
 
@@ -16,6 +16,9 @@ SELECT matches((pg_temp.error_of('SELECT snowflake_nextval()')).hint,
                'the hint says what to add to postgresql.conf, and to restart');
 SELECT throws_ok('SELECT * FROM snowflake_generate(3)', '55000', NULL, 'snowflake_generate() fails the same way');
 SELECT throws_ok('SELECT * FROM snowflake_status', '55000', NULL, 'so does the status view');
+SELECT is((SELECT problem FROM snowflake_node_identity()),
+          'snowflake is not in shared_preload_libraries: it issues no IDs',
+          'snowflake_node_identity() says why the node issues no IDs');
 SELECT is((SELECT worker_id FROM snowflake_decode(1541815603606036480)), 26, 'decoding works');
 SELECT is(snowflake_from_base32(snowflake_to_base32(123456789)), 123456789::bigint, 'base32 works');
 

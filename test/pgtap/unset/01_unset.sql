@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(9);
+SELECT plan(11);
 
 \ir ../error_of.sql
 
@@ -22,6 +22,10 @@ SELECT is((SELECT datacenter_id FROM snowflake_decode(1541815603606036480)), 11,
 SELECT is(snowflake_to_base32(31), '000000000000Z', 'nor does base32');
 SELECT is((SELECT worker_id FROM snowflake_status), NULL::integer, 'snowflake_status shows the worker_id as NULL');
 SELECT is((SELECT ids_issued FROM snowflake_status), 0::bigint, 'and no ID issued');
+SELECT is((SELECT problem FROM snowflake_node_identity()), 'snowflake.datacenter_id and snowflake.worker_id are not set',
+          'snowflake_node_identity() says why the node issues no IDs');
+SELECT is((SELECT node || ': ' || problem FROM snowflake_cluster_identities()),
+          'local: snowflake.datacenter_id and snowflake.worker_id are not set', 'and so does the cluster check (without Citus: this node)');
 
 SELECT * FROM finish();
 ROLLBACK;
