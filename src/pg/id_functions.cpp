@@ -2,6 +2,8 @@
 // millisecond, and the base32 text form. Each follows the server's layout and
 // epoch (fixed at server start), so they are IMMUTABLE for the life of a
 // cluster, like a collation.
+#include <algorithm>
+
 #include "../core/base32.hpp"
 #include "boundary.hpp"
 #include "settings.hpp"
@@ -16,6 +18,31 @@ const Layout& layout() {
 
 TimestampTz id_time(int64_t timestamp) {
   return timestamptz_from_unix_ms(timestamp + layout().epoch_ms());
+}
+
+// The last timestamp of the layout that timestamptz can show: a timestamp field
+// of 54 bits or more reaches past the year 294276.
+int64_t last_shown_timestamp() {
+  return std::min(layout().max_timestamp(), kLastTimestamptzUnixMs - layout().epoch_ms());
+}
+
+// The time of the ID `id`, or an error if it is past the end of timestamptz.
+TimestampTz time_of_id(int64_t id) {
+  const int64_t timestamp = layout().timestamp_of(id);
+  if (timestamp > last_shown_timestamp()) {
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+         errmsg("the time of snowflake ID %lld is after the end of timestamptz",
+                static_cast<long long>(id)),
+         errdetail("Its timestamp field holds %lld ms after snowflake.epoch = %lld; the last "
+                   "time timestamptz holds is %s.",
+                   static_cast<long long>(timestamp), static_cast<long long>(layout().epoch_ms()),
+                   timestamp_text(timestamptz_from_unix_ms(kLastTimestamptzUnixMs))),
+         errhint("Read the field as a number: id >> %d is the milliseconds after the epoch.",
+                 layout().node_bits() + layout().sequence_bits())));
+  }
+  return id_time(timestamp);
 }
 
 void require_valid_id(int64_t id) {
@@ -41,7 +68,7 @@ int64_t id_timestamp(TimestampTz ts, const char* argument) {
          errdetail("With snowflake.epoch = %lld and snowflake.timestamp_bits = %d, IDs hold "
                    "times from %s to %s.",
                    static_cast<long long>(layout().epoch_ms()), layout().timestamp_bits(),
-                   timestamp_text(id_time(0)), timestamp_text(id_time(layout().max_timestamp()))),
+                   timestamp_text(id_time(0)), timestamp_text(id_time(last_shown_timestamp()))),
          errhint("Pass a time within that range.")));
   }
   return timestamp;
@@ -134,7 +161,7 @@ SNOWFLAKE_FUNCTION(snowflake_decode) {
     elog(ERROR, "snowflake_decode: return type must be a row type");
   const snowflake::Fields fields = layout().decompose(id);
   Datum values[4] = {
-      TimestampTzGetDatum(id_time(fields.timestamp)),
+      TimestampTzGetDatum(time_of_id(id)),
       Int32GetDatum(static_cast<int32>(fields.datacenter_id)),
       Int32GetDatum(static_cast<int32>(fields.worker_id)),
       Int32GetDatum(static_cast<int32>(fields.sequence)),
@@ -146,7 +173,7 @@ SNOWFLAKE_FUNCTION(snowflake_decode) {
 SNOWFLAKE_FUNCTION(snowflake_timestamp) {
   const int64_t id = PG_GETARG_INT64(0);
   require_valid_id(id);
-  PG_RETURN_TIMESTAMPTZ(id_time(layout().timestamp_of(id)));
+  PG_RETURN_TIMESTAMPTZ(time_of_id(id));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_compose) {
