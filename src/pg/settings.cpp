@@ -1,10 +1,11 @@
 // Every snowflake.* setting, defined in one place.
 //
 // The layout (snowflake.layout, or the four widths) and the epoch are fixed
-// at server start: IDs issued under one layout do not decode under another. datacenter_id and
-// worker_id take effect on reload, so an operator can give a node its identity without a restart;
-// the clock policy (max_lead, max_clock_backward_wait) too. None of them can be SET in a session: a
-// node's identity and policy are the server's.
+// at server start: IDs issued under one layout do not decode under another.
+// datacenter_id and worker_id take effect on reload, so an operator can give a
+// node its identity without a restart; the clock policy (max_lead,
+// max_clock_backward_wait) too. None of them can be SET in a session: a node's
+// identity and policy are the server's.
 //
 // Without the preload the library is loaded by each session that first uses
 // it, and until then any session can SET the placeholders of these names.
