@@ -142,7 +142,6 @@ class Layout {
     return check(LayoutParts{timestamp_bits, datacenter_bits, worker_bits, sequence_bits});
   }
 
-  constexpr const LayoutParts& parts() const noexcept { return parts_; }
   constexpr int timestamp_bits() const noexcept { return parts_.timestamp_bits; }
   constexpr int datacenter_bits() const noexcept { return parts_.datacenter_bits; }
   constexpr int worker_bits() const noexcept { return parts_.worker_bits; }
@@ -150,11 +149,8 @@ class Layout {
   constexpr int node_bits() const noexcept { return parts_.datacenter_bits + parts_.worker_bits; }
   // How many bits the IDs use: they lie below 2^total_bits.
   constexpr int total_bits() const noexcept { return timestamp_shift_ + parts_.timestamp_bits; }
-  // Where each field starts, in bits above bit 0 (a field of 0 bits has one too).
+  // Where the timestamp starts: id >> timestamp_shift() is the timestamp.
   constexpr int timestamp_shift() const noexcept { return timestamp_shift_; }
-  constexpr int datacenter_shift() const noexcept { return datacenter_shift_; }
-  constexpr int worker_shift() const noexcept { return worker_shift_; }
-  constexpr int sequence_shift() const noexcept { return sequence_shift_; }
   constexpr int64_t unit_ms() const noexcept { return parts_.unit_ms; }
   constexpr int64_t epoch_ms() const noexcept { return parts_.epoch_ms; }
   // Whether the two layouts issue and read the same IDs: the same fields in
