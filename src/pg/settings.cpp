@@ -137,8 +137,7 @@ bool check_epoch(char** newval, void** extra, GucSource) {
                         timestamp_text(timestamptz_from_unix_ms(epoch)));
     return false;
   }
-  // The GUC machinery frees `extra` with free().
-  auto* parsed = static_cast<int64_t*>(malloc(sizeof(int64_t)));
+  auto* parsed = static_cast<int64_t*>(compat::guc_extra_alloc(sizeof(int64_t)));
   if (parsed == nullptr) return false;
   *parsed = epoch;
   *extra = parsed;
@@ -151,7 +150,7 @@ bool check_kept_epoch(char** newval, void** extra, GucSource source) {
   if (keep_layout("snowflake.epoch", static_cast<long long>(settings.layout.epoch_ms()),
                   static_cast<long long>(*static_cast<int64_t*>(*extra))))
     return true;
-  free(*extra);  // PostgreSQL frees `extra` only of a value it accepts.
+  compat::guc_extra_free(*extra);
   *extra = nullptr;
   return false;
 }
