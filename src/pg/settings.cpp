@@ -377,10 +377,11 @@ LayoutParts layout_of_setting(const char* text) {
   return parts;
 }
 
-// The layout the configuration gives: snowflake.layout if it is set, else the
-// four widths in Twitter's order, in milliseconds; and snowflake.epoch.
-void establish_layout() {
-  const char* text = settings.layout_text != nullptr ? settings.layout_text : "";
+// The layout the configuration gives: snowflake.layout (`layout_text`, read
+// before the setting is defined) if it is set, else the four widths in
+// Twitter's order, in milliseconds; and snowflake.epoch.
+void establish_layout(const char* layout_text) {
+  const char* text = layout_text != nullptr ? layout_text : "";
   LayoutParts parts{settings.timestamp_bits,
                     settings.datacenter_bits,
                     settings.worker_bits,
@@ -468,12 +469,11 @@ void define_settings() {
   const char* raw_epoch = layout_value("snowflake.epoch");
   epoch_ms = checked_epoch(raw_epoch);
   epoch_configured = raw_epoch != nullptr;
-  const char* raw_layout = layout_value("snowflake.layout");
-  settings.layout_text = const_cast<char*>(raw_layout != nullptr ? raw_layout : "");
   // A layout that is not valid fails here, before any setting is defined:
   // at server start it stops the server; without the preload, the next call
-  // in the session fails the same way.
-  establish_layout();
+  // in the session fails the same way. (The setting's own variable belongs
+  // to the GUC machinery, which frees what it holds when it is defined.)
+  establish_layout(layout_value("snowflake.layout"));
 
   DefineCustomStringVariable(
       "snowflake.layout",

@@ -6,6 +6,8 @@
 // every fault, with where it points; the canonical text read back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <random>
