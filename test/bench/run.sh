@@ -138,7 +138,8 @@ install_packages() {
     if [[ $PG_BINDIR =~ ^/usr/lib/postgresql/([0-9]+)/bin$ ]]; then
         PG_MAJOR=${BASH_REMATCH[1]} PG_CONFIG='' "$REPO/scripts/install-deps.sh" >&2
     fi
-    local packages=(libbenchmark-dev cmake g++ make jq)
+    # git: item 6 builds the previous release from this repository's history.
+    local packages=(libbenchmark-dev cmake g++ make jq git)
     local missing=() p
     for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
