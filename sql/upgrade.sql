@@ -1,7 +1,10 @@
 -- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
 -- 1.2, then to the default version; 1.1 installed as such updates to 1.2
 -- too, 1.2 to 1.3 and 1.3 to 1.4.
+-- Quietly: an earlier test may have created it, or not (the order of tests).
+SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowflake CASCADE;
+RESET client_min_messages;
 CREATE EXTENSION snowflake VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel
@@ -79,3 +82,7 @@ SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
  WHERE p.proname IN ('snowflake_node_identity', 'snowflake_cluster_identities')
  ORDER BY p.oid::regprocedure::text;
 SELECT node, datacenter_id, worker_id, source, problem FROM snowflake_cluster_identities();
+-- Layouts (issue 19): the ID functions take a layout, and the presets are listed.
+SELECT * FROM snowflake_decode(175928847299117063, 'discord');
+SELECT snowflake_compose('2016-04-30 11:18:25.796+00', 1, 0, 7, 'discord') AS discord_example;
+SELECT count(*) AS presets FROM snowflake_layouts();

@@ -88,4 +88,27 @@ inline config_generic* find_setting_record(const char* name) {
   return nullptr;
 }
 
+// Memory for a GUC check hook's `extra`, which PostgreSQL frees when it drops
+// the value: with free() up to 15, with guc_free() from 16 on, which frees
+// only what guc_malloc() allocated (in the GUC memory context; anything else
+// ends the process: "pfree called with invalid pointer"). nullptr when out
+// of memory (logged from 16 on).
+inline void* guc_extra_alloc(size_t size) {
+#if PG_VERSION_NUM >= 160000
+  return guc_malloc(LOG, size);
+#else
+  return malloc(size);
+#endif
+}
+
+// Frees what guc_extra_alloc() returned, for a value the hook then refuses
+// (PostgreSQL frees only the `extra` of values it accepts).
+inline void guc_extra_free(void* extra) {
+#if PG_VERSION_NUM >= 160000
+  guc_free(extra);
+#else
+  free(extra);
+#endif
+}
+
 }  // namespace snowflake::pg::compat

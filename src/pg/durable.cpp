@@ -4,9 +4,10 @@
 // recovery (its redo runs in the startup process), and make_durable(), which
 // backends call to raise it.
 //
-// Durability protocol. The generator never issues an ID of a millisecond at or
+// Durability protocol. The generator never issues an ID of a unit of time at or
 // after its durable bound. To go past it, a backend takes durable_lock, writes
-// a later bound (the candidate's millisecond plus kDurableIntervalMs) as a WAL
+// a later bound (the candidate's unit plus the generator's durable interval:
+// kDurableIntervalMs, at least four units) as a WAL
 // record of our custom resource manager, flushes it, writes it to the state
 // file pg_snowflake/state (fsync, durable rename) and releases the lock. When
 // synchronous_standby_names is set, it then waits until the synchronous
@@ -20,9 +21,9 @@
 //   every ID whose bound reached it (with synchronous replication: every ID,
 //   since no ID is issued under a bound the synchronous standbys lack);
 // - the cost is one WAL flush and one file fsync per interval, not per ID; a
-//   backend raises the bound early (kDurableMarginMs before it is reached, if
+//   backend raises the bound early (half an interval before it is reached, if
 //   the lock is free) so the others rarely wait for it.
-// A clean shutdown writes the exact bound (the millisecond after the last ID)
+// A clean shutdown writes the exact bound (the unit after the last ID)
 // instead, so a quick restart does not start ahead of the clock. WAL and the
 // file hold the bound as an ID (Layout::id_bound), which stays true if the
 // layout or the epoch changes.
@@ -374,7 +375,7 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
            errdetail("IDs up to %s need a durable bound that this server has written to WAL at "
                      "%X/%X but the standbys in synchronous_standby_names = '%s' have not "
                      "confirmed; no ID under it was issued.",
-                     timestamp_text(timestamptz_from_unix_ms(until + settings.layout.epoch_ms())),
+                     timestamp_text(timestamptz_from_unix_ms(settings.layout.unix_ms(until))),
                      static_cast<uint32>(lsn >> 32), static_cast<uint32>(lsn), SyncRepStandbyNames),
            errhint("Bring a synchronous standby back, or remove it from "
                    "synchronous_standby_names and reload.")));
@@ -485,8 +486,8 @@ void make_durable(int64_t timestamp, bool wait) {
   } else if (!LWLockConditionalAcquire(shared_node->durable_lock, LW_EXCLUSIVE)) {
     return;
   }
-  if (shared_node->written_until < generator->durable_until_after(timestamp, kDurableMarginMs)) {
-    const int64_t until = generator->durable_until_after(timestamp, kDurableIntervalMs);
+  if (generator->durable_bound_near(shared_node->written_until, timestamp)) {
+    const int64_t until = generator->durable_until_after(timestamp);
     BoundRecord bound_record{settings.layout.id_bound(until)};
     XLogBeginInsert();
     XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));

@@ -6,15 +6,11 @@
 
 namespace snowflake::pg {
 
-// A durable bound covers this far past the ID that needed it, and is raised
-// again once IDs come within the margin of it.
-inline constexpr int64_t kDurableIntervalMs = 1000;
-inline constexpr int64_t kDurableMarginMs = kDurableIntervalMs / 2;
-
 // _PG_init (preload only): the custom WAL resource manager of the bound.
 void register_wal_resource_manager();
 
-// Makes a durable bound after `timestamp`'s millisecond (and a margin beyond),
+// Makes a durable bound after `timestamp`'s unit of time (and an interval beyond,
+// kDurableIntervalMs in src/core/generator.hpp),
 // written to WAL and the state file before it is used. With
 // `wait` false it gives up at once if another backend is already at it.
 // While the bound is not known (below) it refuses, or with `wait` false does

@@ -1,47 +1,122 @@
 // SQL functions on ID values: decode, timestamp, compose, the ID range of a
-// millisecond, and the base32 text form. Each follows the server's layout and
-// epoch (fixed at server start), so they are IMMUTABLE for the life of a
-// cluster, like a collation.
+// unit of time, and the base32 text form. Without a layout argument each
+// follows the server's layout and epoch (fixed at server start), so they are
+// IMMUTABLE for the life of a cluster, like a collation; with one (a preset or
+// a specification, layouts.hpp), they follow that layout alone.
+#include <algorithm>
+
 #include "../core/base32.hpp"
 #include "boundary.hpp"
+#include "layouts.hpp"
 #include "settings.hpp"
 #include "time.hpp"
 
 namespace snowflake::pg {
 namespace {
 
-const Layout& layout() {
-  return settings.layout;
-}
+// The layout a call works in: the server's, or its text argument's.
+struct CallLayout {
+  const Layout& layout;
+  FunctionCallInfo fcinfo;
+  int argno;  // of the layout argument; -1: the server's layout
 
-TimestampTz id_time(int64_t timestamp) {
-  return timestamptz_from_unix_ms(timestamp + layout().epoch_ms());
-}
-
-void require_valid_id(int64_t id) {
-  if (id < 0) {
-    ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("snowflake ID must not be negative"),
-             errdetail("The ID given is %lld; snowflake IDs are positive bigint values (the sign "
-                       "bit is always 0).",
-                       static_cast<long long>(id)),
-             errhint("Pass an ID returned by snowflake_nextval().")));
+  bool is_servers() const { return argno < 0; }
+  // "layout \"discord\"", for messages about an argument's layout.
+  const char* name() const {
+    const text* argument = PG_GETARG_TEXT_PP(argno);
+    return psprintf("layout \"%s\"",
+                    quote_layout_text(VARDATA_ANY(argument), VARSIZE_ANY_EXHDR(argument)));
   }
+};
+
+// The layout of a function whose layout argument, if given, is `argno`.
+CallLayout call_layout(FunctionCallInfo fcinfo, int argno) {
+  if (PG_NARGS() <= argno) return CallLayout{settings.layout, fcinfo, -1};
+  return CallLayout{layout_argument(fcinfo, argno), fcinfo, argno};
 }
 
-// The ID timestamp (ms since the epoch) of `ts`, or an error naming `argument`.
-int64_t id_timestamp(TimestampTz ts, const char* argument) {
+TimestampTz unit_time(const Layout& layout, int64_t timestamp) {
+  return timestamptz_from_unix_ms(layout.unix_ms(timestamp));
+}
+
+// The last timestamp of the layout that timestamptz can show: a timestamp field
+// of 54 bits or more (in ms) reaches past the year 294276.
+int64_t last_shown_timestamp(const Layout& layout) {
+  if (layout.last_unix_ms() <= kLastTimestamptzUnixMs) return layout.max_timestamp();
+  return layout.timestamp_at_unix_ms(kLastTimestamptzUnixMs);
+}
+
+const char* units_text(const Layout& layout) {
+  return layout.unit_ms() == 1
+             ? "milliseconds"
+             : psprintf("units of %lld ms", static_cast<long long>(layout.unit_ms()));
+}
+
+// The time of the ID `id`, or an error if it is past the end of timestamptz.
+TimestampTz time_of_id(const CallLayout& call, int64_t id) {
+  const Layout& layout = call.layout;
+  const int64_t timestamp = layout.timestamp_of(id);
+  if (unlikely(timestamp > last_shown_timestamp(layout))) {
+    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                    errmsg("the time of snowflake ID %lld is after the end of timestamptz",
+                           static_cast<long long>(id)),
+                    errdetail("Its timestamp field holds %lld %s after %s = %lld; the last time "
+                              "timestamptz holds is %s.",
+                              static_cast<long long>(timestamp), units_text(layout),
+                              call.is_servers() ? "snowflake.epoch" : "the epoch",
+                              static_cast<long long>(layout.epoch_ms()),
+                              timestamp_text(timestamptz_from_unix_ms(kLastTimestamptzUnixMs))),
+                    errhint("Read the field as a number: id >> %d counts the %s after the epoch.",
+                            layout.timestamp_shift(), units_text(layout))));
+  }
+  return unit_time(layout, timestamp);
+}
+
+void refuse_negative(int64_t id) {
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("snowflake ID must not be negative"),
+           errdetail("The ID given is %lld; snowflake IDs are positive bigint values (the sign "
+                     "bit is always 0).",
+                     static_cast<long long>(id)),
+           errhint("Pass an ID returned by snowflake_nextval().")));
+}
+
+// An ID the layout cannot have issued: negative (unless the layout has 64
+// bits), or above its bits.
+void require_valid_id(const CallLayout& call, int64_t id) {
+  if (likely(call.layout.holds(id))) return;
+  if (id < 0) refuse_negative(id);
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("snowflake ID %lld does not fit %s", static_cast<long long>(id),
+                  call.is_servers() ? "the server's layout" : call.name()),
+           errdetail("The layout's fields add up to %d bits, so its IDs are below %llu.",
+                     call.layout.total_bits(),
+                     static_cast<unsigned long long>(uint64_t{1} << call.layout.total_bits())),
+           errhint("Pass an ID of this layout.")));
+}
+
+// The ID timestamp (units since the epoch) of `ts`, or an error naming
+// `argument`.
+int64_t id_timestamp(const CallLayout& call, TimestampTz ts, const char* argument) {
+  const Layout& layout = call.layout;
   const bool finite = !TIMESTAMP_NOT_FINITE(ts);
-  const int64_t timestamp = finite ? unix_ms_from_timestamptz(ts) - layout().epoch_ms() : -1;
-  if (!finite || timestamp < 0 || timestamp > layout().max_timestamp()) {
+  const int64_t unix_ms = finite ? unix_ms_from_timestamptz(ts) : 0;
+  const int64_t timestamp =
+      finite && unix_ms >= layout.epoch_ms() ? layout.timestamp_at_unix_ms(unix_ms) : -1;
+  if (unlikely(timestamp < 0 || timestamp > layout.max_timestamp())) {
+    const char* from = timestamp_text(unit_time(layout, 0));
+    const char* to = timestamp_text(unit_time(layout, last_shown_timestamp(layout)));
     ereport(
         ERROR,
         (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
          errmsg("%s %s is outside the range of snowflake timestamps", argument, timestamp_text(ts)),
-         errdetail("With snowflake.epoch = %lld and snowflake.timestamp_bits = %d, IDs hold "
-                   "times from %s to %s.",
-                   static_cast<long long>(layout().epoch_ms()), layout().timestamp_bits(),
-                   timestamp_text(id_time(0)), timestamp_text(id_time(layout().max_timestamp()))),
+         call.is_servers()
+             ? errdetail("With snowflake.epoch = %lld and snowflake.timestamp_bits = %d, IDs "
+                         "hold times from %s to %s.",
+                         static_cast<long long>(layout.epoch_ms()), layout.timestamp_bits(), from,
+                         to)
+             : errdetail("In %s, IDs hold times from %s to %s.", call.name(), from, to),
          errhint("Pass a time within that range.")));
   }
   return timestamp;
@@ -49,7 +124,8 @@ int64_t id_timestamp(TimestampTz ts, const char* argument) {
 
 // Fields the layout cannot hold (Layout::check_fields) are an error naming
 // the field and its range. The timestamp is checked before, by id_timestamp.
-void require_fields(const Fields& fields) {
+void require_fields(const CallLayout& call, const Fields& fields) {
+  const Layout& layout = call.layout;
   struct Field {
     const char* name;
     int64_t value;
@@ -58,28 +134,31 @@ void require_fields(const Fields& fields) {
     int width;
   };
   Field field;
-  switch (layout().check_fields(fields)) {
+  switch (layout.check_fields(fields)) {
     case FieldCheck::kOk:
     case FieldCheck::kTimestamp:
       return;
     case FieldCheck::kDatacenter:
-      field = {"datacenter_id", fields.datacenter_id, layout().max_datacenter_id(),
-               "snowflake.datacenter_bits", layout().datacenter_bits()};
+      field = {"datacenter_id", fields.datacenter_id, layout.max_datacenter_id(),
+               "snowflake.datacenter_bits", layout.datacenter_bits()};
       break;
     case FieldCheck::kWorker:
-      field = {"worker_id", fields.worker_id, layout().max_worker_id(), "snowflake.worker_bits",
-               layout().worker_bits()};
+      field = {"worker_id", fields.worker_id, layout.max_worker_id(), "snowflake.worker_bits",
+               layout.worker_bits()};
       break;
     case FieldCheck::kSequence:
-      field = {"sequence", fields.sequence, layout().max_sequence(), "snowflake.sequence_bits",
-               layout().sequence_bits()};
+      field = {"sequence", fields.sequence, layout.max_sequence(), "snowflake.sequence_bits",
+               layout.sequence_bits()};
       break;
   }
   ereport(ERROR,
           (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
            errmsg("%s %lld is out of range", field.name, static_cast<long long>(field.value)),
-           errdetail("%s must be between 0 and %lld with %s = %d.", field.name,
-                     static_cast<long long>(field.max), field.width_setting, field.width),
+           call.is_servers()
+               ? errdetail("%s must be between 0 and %lld with %s = %d.", field.name,
+                           static_cast<long long>(field.max), field.width_setting, field.width)
+               : errdetail("%s must be between 0 and %lld in %s (%d bits).", field.name,
+                           static_cast<long long>(field.max), call.name(), field.width),
            errhint("Pass a %s within that range.", field.name)));
 }
 
@@ -135,15 +214,18 @@ void require_parsed(const base32::ParseResult& result, const char* text, int len
 
 using namespace snowflake::pg;
 
+// snowflake_decode(id [, layout]), and so on: one C function per SQL name,
+// the layout argument optional.
 SNOWFLAKE_FUNCTION(snowflake_decode) {
   const int64_t id = PG_GETARG_INT64(0);
-  require_valid_id(id);
+  const CallLayout call = call_layout(fcinfo, 1);
+  require_valid_id(call, id);
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_decode: return type must be a row type");
-  const snowflake::Fields fields = layout().decompose(id);
+  const snowflake::Fields fields = call.layout.decompose(id);
   Datum values[4] = {
-      TimestampTzGetDatum(id_time(fields.timestamp)),
+      TimestampTzGetDatum(time_of_id(call, id)),
       Int32GetDatum(static_cast<int32>(fields.datacenter_id)),
       Int32GetDatum(static_cast<int32>(fields.worker_id)),
       Int32GetDatum(static_cast<int32>(fields.sequence)),
@@ -154,28 +236,32 @@ SNOWFLAKE_FUNCTION(snowflake_decode) {
 
 SNOWFLAKE_FUNCTION(snowflake_timestamp) {
   const int64_t id = PG_GETARG_INT64(0);
-  require_valid_id(id);
-  PG_RETURN_TIMESTAMPTZ(id_time(layout().timestamp_of(id)));
+  const CallLayout call = call_layout(fcinfo, 1);
+  require_valid_id(call, id);
+  PG_RETURN_TIMESTAMPTZ(time_of_id(call, id));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_compose) {
-  const snowflake::Fields fields{id_timestamp(PG_GETARG_TIMESTAMPTZ(0), "ts"), PG_GETARG_INT32(1),
-                                 PG_GETARG_INT32(2), PG_GETARG_INT32(3)};
-  require_fields(fields);
-  PG_RETURN_INT64(layout().compose(fields));
+  const CallLayout call = call_layout(fcinfo, 4);
+  const snowflake::Fields fields{id_timestamp(call, PG_GETARG_TIMESTAMPTZ(0), "ts"),
+                                 PG_GETARG_INT32(1), PG_GETARG_INT32(2), PG_GETARG_INT32(3)};
+  require_fields(call, fields);
+  PG_RETURN_INT64(call.layout.compose(fields));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_min_id) {
-  PG_RETURN_INT64(layout().min_id(id_timestamp(PG_GETARG_TIMESTAMPTZ(0), "ts")));
+  const CallLayout call = call_layout(fcinfo, 1);
+  PG_RETURN_INT64(call.layout.min_id(id_timestamp(call, PG_GETARG_TIMESTAMPTZ(0), "ts")));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_max_id) {
-  PG_RETURN_INT64(layout().max_id(id_timestamp(PG_GETARG_TIMESTAMPTZ(0), "ts")));
+  const CallLayout call = call_layout(fcinfo, 1);
+  PG_RETURN_INT64(call.layout.max_id(id_timestamp(call, PG_GETARG_TIMESTAMPTZ(0), "ts")));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_base32) {
   const int64_t id = PG_GETARG_INT64(0);
-  require_valid_id(id);
+  if (id < 0) refuse_negative(id);
   char digits[snowflake::base32::kWidth];
   snowflake::base32::encode(id, digits);
   PG_RETURN_TEXT_P(cstring_to_text_with_len(digits, sizeof(digits)));

@@ -3,12 +3,14 @@
 // the generator asks (durable.cpp), counts, and turns every refusal into an
 // error.
 //
-// Waits. An exhausted millisecond is waited out by spinning (at most ~1 ms;
-// sleeping would lose most of the next millisecond's capacity). A clock behind
-// the generator is waited out on the process latch in steps of at most
-// kClockPollMs, so statement_timeout and pg_cancel_backend() end it at once,
-// and the budget (snowflake.max_clock_backward_wait) is measured on the
-// monotonic clock, which stepping the wall clock does not move.
+// Waits. An exhausted unit of time is waited out by spinning when the wait is
+// short (at most ~2 ms: sleeping would lose most of the next millisecond's
+// capacity), on the process latch when it is longer (layouts that count 10 ms
+// or seconds). A clock behind the generator is waited out on the latch in
+// steps of at most kClockPollMs, so statement_timeout and pg_cancel_backend()
+// end it at once, and the budget (snowflake.max_clock_backward_wait) is
+// measured on the monotonic clock, which stepping the wall clock does not
+// move. Waits and the policy are in milliseconds whatever the layout's unit.
 #include "issue.hpp"
 
 #include <algorithm>
@@ -33,12 +35,19 @@ namespace {
 constexpr int64_t kClockPollMs = 100;
 // A sequence wait longer than this means the clock moved meanwhile: look again.
 constexpr int64_t kSequenceSpinLimitUs = 2000;
+// A sequence wait longer than this sleeps instead of spinning.
+constexpr int64_t kSequenceSpinMaxMs = 2;
 
 // The clock high-water mark of the last backward step this backend counted.
 int64_t step_counted_at = -1;
 
-const char* clock_text(int64_t timestamp) {
-  return timestamp_text(timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms()));
+// A clock reading (ms since the layout's epoch) and a timestamp of the layout
+// (units since it) as text.
+const char* clock_text(int64_t clock) {
+  return timestamp_text(timestamptz_from_unix_ms(clock + settings.layout.epoch_ms()));
+}
+const char* time_text(int64_t timestamp) {
+  return timestamp_text(timestamptz_from_unix_ms(settings.layout.unix_ms(timestamp)));
 }
 
 Generator* require_generator() {
@@ -109,11 +118,12 @@ void report(const Outcome& outcome) {
       ereport(ERROR,
               (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                errmsg("system clock moved backwards by %lld ms",
-                      static_cast<long long>(outcome.last_timestamp - outcome.clock)),
+                      static_cast<long long>(settings.layout.start_ms(outcome.last_timestamp) -
+                                             outcome.clock)),
                errdetail("The last ID was issued at %s; the clock now reads %s. "
                          "snowflake.max_lead is %d ms and snowflake.max_clock_backward_wait is "
                          "%d ms.",
-                         clock_text(outcome.last_timestamp), clock_text(outcome.clock),
+                         time_text(outcome.last_timestamp), clock_text(outcome.clock),
                          settings.max_lead_ms, settings.max_clock_backward_wait_ms),
                errhint("Fix the clock (NTP), or raise snowflake.max_clock_backward_wait or "
                        "snowflake.max_lead.")));
@@ -126,16 +136,17 @@ void report(const Outcome& outcome) {
                       errhint("Fix the clock (NTP).")));
       break;
     case Step::kTimestampExhausted:
-      ereport(
-          ERROR,
-          (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-           errmsg("snowflake IDs have run out: the timestamp field is used up"),
-           errdetail("The last millisecond snowflake.timestamp_bits = %d can hold after "
-                     "snowflake.epoch is %s; the generator is at %s.",
-                     settings.layout.timestamp_bits(), clock_text(settings.layout.max_timestamp()),
-                     clock_text(std::max(outcome.clock, outcome.last_timestamp))),
-           errhint("Issue new IDs from a cluster with a later snowflake.epoch or a wider "
-                   "snowflake.timestamp_bits.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+               errmsg("snowflake IDs have run out: the timestamp field is used up"),
+               errdetail("The last time snowflake.timestamp_bits = %d can hold after "
+                         "snowflake.epoch is %s; the generator is at %s.",
+                         settings.layout.timestamp_bits(),
+                         time_text(settings.layout.max_issued_timestamp()),
+                         time_text(std::max(settings.layout.timestamp_at(outcome.clock),
+                                            outcome.last_timestamp))),
+               errhint("Issue new IDs from a cluster with a later snowflake.epoch or a wider "
+                       "snowflake.timestamp_bits.")));
       break;
     default:
       elog(ERROR, "snowflake: unexpected generator step %d", static_cast<int>(outcome.step));
@@ -150,7 +161,6 @@ IssuedRun issue(int64_t wanted) {
   Policy policy;
   policy.max_lead_ms = settings.max_lead_ms;
   policy.clock_wait_budget_ms = settings.max_clock_backward_wait_ms;
-  policy.durable_margin_ms = kDurableMarginMs;
   bool waited_for_sequence = false;
   int64_t clock_wait_started_us = -1;
 
@@ -163,11 +173,14 @@ IssuedRun issue(int64_t wanted) {
         count(kIdsIssued, outcome.count);
         confirm_issuing_node(node, outcome.timestamp);
         if (unlikely(outcome.refresh_durable)) make_durable(outcome.timestamp, false);
-        return {outcome.first_id, outcome.count};
+        return {outcome.first_id, outcome.count, generator->layout().sequence_step()};
       case Step::kWaitForSequence:
         if (!waited_for_sequence) count(kSequenceWaits);
         waited_for_sequence = true;
-        spin_until(clock, outcome.wait_until);
+        if (outcome.wait_until - outcome.clock <= kSequenceSpinMaxMs)
+          spin_until(clock, outcome.wait_until);
+        else
+          sleep_until(outcome.wait_until, outcome.clock);
         break;
       case Step::kWaitForClock:
         if (clock_wait_started_us < 0) {

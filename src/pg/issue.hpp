@@ -8,7 +8,8 @@ namespace snowflake::pg {
 
 struct IssuedRun {
   int64_t first_id;
-  int64_t count;  // consecutive IDs, all in one millisecond
+  int64_t count;  // the node's consecutive IDs, all in one unit of time
+  int64_t step;   // between them (1 unless the sequence is above a node field)
 };
 
 // Reserves up to `wanted` (>= 1) IDs for this node; ereport(ERROR) when it

@@ -58,6 +58,7 @@ void process_utility(PlannedStmt* statement, const char* query, bool read_only_t
 // returning, and how many IDs are still to come.
 struct GenerateState {
   int64_t next_id;
+  int64_t step;
   int64_t left_in_run;
   int64_t left_in_total;
 };
@@ -89,7 +90,7 @@ SNOWFLAKE_FUNCTION(snowflake_lastval) {
 }
 
 // Returns n IDs, strictly increasing. Each step reserves, with one
-// compare-and-swap, as many as the current millisecond holds (up to 4,096 in
+// compare-and-swap, as many as the current unit of time holds (up to 4,096 in
 // the default layout), so n IDs cost about n / 4,096 steps; IDs are reserved
 // only as the caller asks for them, so a LIMIT wastes at most one run.
 SNOWFLAKE_FUNCTION(snowflake_generate) {
@@ -114,9 +115,11 @@ SNOWFLAKE_FUNCTION(snowflake_generate) {
   if (state->left_in_run == 0) {
     const IssuedRun run = issue(state->left_in_total);
     state->next_id = run.first_id;
+    state->step = run.step;
     state->left_in_run = run.count;
   }
-  last_returned = state->next_id++;
+  last_returned = state->next_id;
+  state->next_id += state->step;
   state->left_in_run--;
   state->left_in_total--;
   SRF_RETURN_NEXT(call, Int64GetDatum(last_returned));

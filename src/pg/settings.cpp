@@ -1,10 +1,11 @@
 // Every snowflake.* setting, defined in one place.
 //
-// The layout (four widths) and the epoch are fixed at server start: IDs issued
-// under one layout do not decode under another. datacenter_id and worker_id
-// take effect on reload, so an operator can give a node its identity without a
-// restart; the clock policy (max_lead, max_clock_backward_wait) too. None of
-// them can be SET in a session: a node's identity and policy are the server's.
+// The layout (snowflake.layout, or the four widths) and the epoch are fixed
+// at server start: IDs issued under one layout do not decode under another.
+// datacenter_id and worker_id take effect on reload, so an operator can give a
+// node its identity without a restart; the clock policy (max_lead,
+// max_clock_backward_wait) too. None of them can be SET in a session: a node's
+// identity and policy are the server's.
 //
 // Without the preload the library is loaded by each session that first uses
 // it, and until then any session can SET the placeholders of these names.
@@ -22,7 +23,9 @@
 #include <cstdlib>
 
 #include "../core/clock.hpp"
+#include "../core/layout_text.hpp"
 #include "compat.hpp"
+#include "layouts.hpp"
 #include "postgres.hpp"
 #include "text.hpp"
 #include "time.hpp"
@@ -42,6 +45,16 @@ constexpr int kMaxWaitLimitMs = 60 * 1000;
 constexpr char kDefaultEpochText[] = "1288834974657";
 
 int64_t epoch_ms = kDefaultEpochMs;
+
+// What the configuration sets, read before the settings are defined: which
+// widths and whether the epoch (snowflake.layout wins over the widths, the
+// epoch over the layout's), and the layout's text as it was when the layout
+// was established ("" for none).
+bool width_configured[4] = {};
+bool epoch_configured = false;
+const char* layout_in_use = "";
+// The epoch's default: the layout's own (a preset's may differ from Twitter's).
+char epoch_boot_text[24];
 
 // Without the preload: set once this session's layout is established, after
 // which the layout settings refuse every other value.
@@ -65,6 +78,38 @@ bool keep_layout(const char* name, long long in_use, long long newval) {
       "Sessions that start after the change use the new value. Choose the layout "
       "before the first ID: IDs issued under one layout do not decode under "
       "another.");
+  return false;
+}
+
+// snowflake.layout's check hook: a preset or a specification; without the
+// preload, also the one in use once the layout is fixed.
+bool check_layout(char** newval, void**, GucSource) {
+  const char* value = *newval != nullptr ? *newval : "";
+  if (value[0] != '\0') {
+    const ParsedLayout parsed = parse_layout(value);
+    if (parsed.problem != LayoutTextProblem::kOk) {
+      const LayoutTextError error = explain_layout_text(parsed, value, strlen(value));
+      GUC_check_errdetail("%s", error.detail);
+      GUC_check_errhint("%s", error.hint);
+      return false;
+    }
+  }
+  if (process_shared_preload_libraries_in_progress || !layout_fixed ||
+      strcmp(value, layout_in_use) == 0)
+    return true;
+  ereport(LOG, (errmsg("snowflake.layout stays '%s' in the session of process %d", layout_in_use,
+                       MyProcPid),
+                errdetail("The configuration gives '%s'; the ID layout of a session is fixed "
+                          "when it first uses snowflake.",
+                          value)));
+  GUC_check_errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM);
+  GUC_check_errdetail(
+      "This session uses snowflake.layout = '%s' since it first used snowflake; the ID layout "
+      "of a session never changes.",
+      layout_in_use);
+  GUC_check_errhint(
+      "Sessions that start after the change use the new value. Choose the layout before the "
+      "first ID: IDs issued under one layout do not decode under another.");
   return false;
 }
 
@@ -92,8 +137,7 @@ bool check_epoch(char** newval, void** extra, GucSource) {
                         timestamp_text(timestamptz_from_unix_ms(epoch)));
     return false;
   }
-  // The GUC machinery frees `extra` with free().
-  auto* parsed = static_cast<int64_t*>(malloc(sizeof(int64_t)));
+  auto* parsed = static_cast<int64_t*>(compat::guc_extra_alloc(sizeof(int64_t)));
   if (parsed == nullptr) return false;
   *parsed = epoch;
   *extra = parsed;
@@ -106,7 +150,7 @@ bool check_kept_epoch(char** newval, void** extra, GucSource source) {
   if (keep_layout("snowflake.epoch", static_cast<long long>(settings.layout.epoch_ms()),
                   static_cast<long long>(*static_cast<int64_t*>(*extra))))
     return true;
-  free(*extra);  // PostgreSQL frees `extra` only of a value it accepts.
+  compat::guc_extra_free(*extra);
   *extra = nullptr;
   return false;
 }
@@ -116,10 +160,11 @@ void assign_epoch(const char*, void* extra) {
 }
 
 int64_t node_of(int datacenter_id, int worker_id) {
-  // With no datacenter bits the node is the worker alone; unset means 0 then.
+  // A field the layout does not have is 0, set or not.
   const bool datacenter_set = datacenter_id >= 0 || settings.layout.datacenter_bits() == 0;
-  if (!datacenter_set || worker_id < 0) return -1;
-  return settings.layout.node(std::max(datacenter_id, 0), worker_id);
+  const bool worker_set = worker_id >= 0 || settings.layout.worker_bits() == 0;
+  if (!datacenter_set || !worker_set) return -1;
+  return settings.layout.node(std::max(datacenter_id, 0), std::max(worker_id, 0));
 }
 
 void assign_datacenter_id(int newval, void*) {
@@ -266,45 +311,101 @@ const char* layout_value(const char* name) {
 }
 
 // Reads a layout width; an error if the configured value is not valid.
-void read_layout_width(const char* name, int* variable, int default_value, int min, int max) {
-  *variable = checked_int(name, layout_value(name), default_value, min, max,
-                          "%s must be an integer between %d and %d.",
-                          "The four snowflake.*_bits settings must add up to 63.");
+// Returns whether the configuration sets it.
+bool read_layout_width(const char* name, int* variable, int default_value, int min, int max) {
+  const char* raw = layout_value(name);
+  *variable =
+      checked_int(name, raw, default_value, min, max, "%s must be an integer between %d and %d.",
+                  "The four snowflake.*_bits settings add up to at most 64 bits.");
+  return raw != nullptr;
 }
 
 // A layout width: a server-start setting when preloading; without the preload,
 // where server-start settings cannot be defined, a reload setting that keeps
-// the value a session first used (keep_layout).
-void define_layout_setting(const char* name, const char* description, int* variable,
-                           int default_value, int min, int max, GucIntCheckHook keep) {
+// the value a session first used (keep_layout). Its default is the width of
+// the layout in use, so SHOW gives it also when snowflake.layout sets it.
+void define_layout_setting(const char* name, const char* description, int* variable, int min,
+                           int max, GucIntCheckHook keep) {
   const bool preloading = process_shared_preload_libraries_in_progress;
-  DefineCustomIntVariable(
-      name, description, nullptr, variable, preloading ? *variable : default_value, min, max,
-      preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0, preloading ? nullptr : keep, nullptr, nullptr);
+  DefineCustomIntVariable(name, description, nullptr, variable, *variable, min, max,
+                          preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0, preloading ? nullptr : keep,
+                          nullptr, nullptr);
 }
 
 const char* layout_problem(LayoutCheck check) {
   switch (check) {
     case LayoutCheck::kOk:
       break;
-    case LayoutCheck::kWrongTotal:
-      return "the snowflake ID layout does not add up to 63 bits";
+    case LayoutCheck::kTooWide:
+      return "the snowflake ID layout adds up to more than 64 bits";
     case LayoutCheck::kTimestampOutOfRange:
-      return "snowflake.timestamp_bits must be between 1 and 61";
+    case LayoutCheck::kTimeTooLong:
+      return "snowflake.timestamp_bits must be between 1 and 62";
     case LayoutCheck::kDatacenterOutOfRange:
       return "snowflake.datacenter_bits must be between 0 and 30";
     case LayoutCheck::kWorkerOutOfRange:
-      return "snowflake.worker_bits must be between 1 and 30";
+      return "snowflake.worker_bits must be between 0 and 30";
     case LayoutCheck::kSequenceOutOfRange:
-      return "snowflake.sequence_bits must be between 1 and 61";
+      return "snowflake.sequence_bits must be between 1 and 31";
+    case LayoutCheck::kUnitOutOfRange:
+    case LayoutCheck::kEpochOutOfRange:
+    case LayoutCheck::kOrderInvalid:
+      return "the snowflake ID layout is not valid";
   }
   return nullptr;
 }
 
-void establish_layout() {
-  const LayoutCheck check = Layout::check(settings.timestamp_bits, settings.datacenter_bits,
-                                          settings.worker_bits, settings.sequence_bits);
-  if (check != LayoutCheck::kOk) {
+// The layout snowflake.layout names (`text`), with snowflake.epoch as its
+// epoch if the configuration sets it; an error if it is not a layout or a
+// width setting contradicts it.
+LayoutParts layout_of_setting(const char* text) {
+  const ParsedLayout parsed = parse_layout(text);
+  if (parsed.problem != LayoutTextProblem::kOk) {
+    const LayoutTextError error = explain_layout_text(parsed, text, strlen(text));
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("invalid value for parameter \"snowflake.layout\": \"%s\"",
+                           quote_layout_text(text, strlen(text))),
+                    errdetail("%s", error.detail), errhint("%s", error.hint)));
+  }
+  LayoutParts parts = parsed.parts;
+  if (epoch_configured) parts.epoch_ms = epoch_ms;
+  const struct {
+    const char* name;
+    int configured;
+    int in_layout;
+  } widths[4] = {
+      {"snowflake.timestamp_bits", settings.timestamp_bits, parts.timestamp_bits},
+      {"snowflake.datacenter_bits", settings.datacenter_bits, parts.datacenter_bits},
+      {"snowflake.worker_bits", settings.worker_bits, parts.worker_bits},
+      {"snowflake.sequence_bits", settings.sequence_bits, parts.sequence_bits},
+  };
+  for (int i = 0; i < 4; i++) {
+    if (!width_configured[i] || widths[i].configured == widths[i].in_layout) continue;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s = %d contradicts snowflake.layout = '%s'", widths[i].name,
+                           widths[i].configured, quote_layout_text(text, strlen(text))),
+                    errdetail("That layout gives the field %d bits.", widths[i].in_layout),
+                    errhint("Remove %s from the configuration: snowflake.layout sets every width.",
+                            widths[i].name)));
+  }
+  return parts;
+}
+
+// The layout the configuration gives: snowflake.layout (`layout_text`, read
+// before the setting is defined) if it is set, else the four widths in
+// Twitter's order, in milliseconds; and snowflake.epoch.
+void establish_layout(const char* layout_text) {
+  const char* text = layout_text != nullptr ? layout_text : "";
+  LayoutParts parts{settings.timestamp_bits,
+                    settings.datacenter_bits,
+                    settings.worker_bits,
+                    settings.sequence_bits,
+                    kTwitterOrder,
+                    1,
+                    epoch_ms};
+  if (text[0] != '\0') {
+    parts = layout_of_setting(text);
+  } else if (const LayoutCheck check = Layout::check(parts); check != LayoutCheck::kOk) {
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", layout_problem(check)),
              errdetail("snowflake.timestamp_bits = %d, snowflake.datacenter_bits = %d, "
@@ -313,21 +414,41 @@ void establish_layout() {
                        settings.sequence_bits,
                        settings.timestamp_bits + settings.datacenter_bits + settings.worker_bits +
                            settings.sequence_bits),
-             errhint("Choose widths that add up to 63, such as the default 41, 5, 5 and 12.")));
+             errhint("Choose widths that add up to at most 64, such as the default 41, 5, 5 and "
+                     "12, or set snowflake.layout.")));
   }
-  settings.layout = Layout(settings.timestamp_bits, settings.datacenter_bits, settings.worker_bits,
-                           settings.sequence_bits, epoch_ms);
+  settings.layout = Layout(parts);
+  layout_in_use = MemoryContextStrdup(TopMemoryContext, text);
+  // The widths show the layout's; the epoch's default is the layout's.
+  settings.timestamp_bits = parts.timestamp_bits;
+  settings.datacenter_bits = parts.datacenter_bits;
+  settings.worker_bits = parts.worker_bits;
+  settings.sequence_bits = parts.sequence_bits;
+  epoch_ms = parts.epoch_ms;
+  snprintf(epoch_boot_text, sizeof(epoch_boot_text), "%lld",
+           static_cast<long long>(parts.epoch_ms));
+
   const int64_t now = unix_time_ms();
-  if (now > settings.layout.last_unix_ms()) {
-    const TimestampTz last = timestamptz_from_unix_ms(settings.layout.last_unix_ms());
+  if (parts.epoch_ms > now) {
     ereport(
         ERROR,
         (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-         errmsg("the snowflake timestamp field ran out at %s", timestamp_text(last)),
-         errdetail("snowflake.timestamp_bits = %d counts %lld ms from snowflake.epoch = %lld.",
-                   settings.timestamp_bits, static_cast<long long>(settings.layout.max_timestamp()),
-                   static_cast<long long>(epoch_ms)),
-         errhint("Use a later snowflake.epoch or a wider snowflake.timestamp_bits.")));
+         errmsg("the epoch of snowflake.layout = '%s' is in the future",
+                quote_layout_text(text, strlen(text))),
+         errdetail("Its epoch is %s.", timestamp_text(timestamptz_from_unix_ms(parts.epoch_ms))),
+         errhint("Give the layout an epoch in the past, such as 'epoch:%s'.", kDefaultEpochText)));
+  }
+  if (now > settings.layout.last_issued_unix_ms()) {
+    const TimestampTz last = timestamptz_from_unix_ms(settings.layout.last_issued_unix_ms());
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the snowflake timestamp field ran out at %s", timestamp_text(last)),
+                    errdetail("snowflake.timestamp_bits = %d counts %lld units of %lld ms from "
+                              "snowflake.epoch = %lld.",
+                              settings.layout.timestamp_bits(),
+                              static_cast<long long>(settings.layout.max_issued_timestamp()),
+                              static_cast<long long>(settings.layout.unit_ms()),
+                              static_cast<long long>(parts.epoch_ms)),
+                    errhint("Use a later snowflake.epoch or a wider snowflake.timestamp_bits.")));
   }
 }
 
@@ -351,49 +472,54 @@ void define_id_setting(const char* name, const char* description, const char* wi
 
 void define_settings() {
   const bool preloading = process_shared_preload_libraries_in_progress;
-  read_layout_width("snowflake.timestamp_bits", &settings.timestamp_bits, kDefaultTimestampBits, 1,
-                    kIdBits - 2);
-  read_layout_width("snowflake.datacenter_bits", &settings.datacenter_bits, kDefaultDatacenterBits,
-                    0, kMaxNodeFieldBits);
-  read_layout_width("snowflake.worker_bits", &settings.worker_bits, kDefaultWorkerBits, 1,
-                    kMaxNodeFieldBits);
-  read_layout_width("snowflake.sequence_bits", &settings.sequence_bits, kDefaultSequenceBits, 1,
-                    kIdBits - 2);
-  epoch_ms = checked_epoch(layout_value("snowflake.epoch"));
-  // Without the preload, a layout that does not add up fails here, before any
-  // setting is defined, so the next call in the session fails the same way.
-  if (!preloading) establish_layout();
+  width_configured[0] = read_layout_width("snowflake.timestamp_bits", &settings.timestamp_bits,
+                                          kDefaultTimestampBits, 1, kMaxIdBits - 1);
+  width_configured[1] = read_layout_width("snowflake.datacenter_bits", &settings.datacenter_bits,
+                                          kDefaultDatacenterBits, 0, kMaxNodeFieldBits);
+  width_configured[2] = read_layout_width("snowflake.worker_bits", &settings.worker_bits,
+                                          kDefaultWorkerBits, 0, kMaxNodeFieldBits);
+  width_configured[3] = read_layout_width("snowflake.sequence_bits", &settings.sequence_bits,
+                                          kDefaultSequenceBits, 1, kMaxSequenceBits);
+  const char* raw_epoch = layout_value("snowflake.epoch");
+  epoch_ms = checked_epoch(raw_epoch);
+  epoch_configured = raw_epoch != nullptr;
+  // A layout that is not valid fails here, before any setting is defined:
+  // at server start it stops the server; without the preload, the next call
+  // in the session fails the same way. (The setting's own variable belongs
+  // to the GUC machinery, which frees what it holds when it is defined.)
+  establish_layout(layout_value("snowflake.layout"));
 
-  define_layout_setting("snowflake.timestamp_bits", "Width of the ID's millisecond timestamp.",
-                        &settings.timestamp_bits, kDefaultTimestampBits, 1, kIdBits - 2,
-                        [](int* newval, void**, GucSource) {
-                          return keep_layout("snowflake.timestamp_bits",
-                                             settings.layout.timestamp_bits(), *newval);
-                        });
-  define_layout_setting("snowflake.datacenter_bits", "Width of the ID's datacenter_id field.",
-                        &settings.datacenter_bits, kDefaultDatacenterBits, 0, kMaxNodeFieldBits,
-                        [](int* newval, void**, GucSource) {
-                          return keep_layout("snowflake.datacenter_bits",
-                                             settings.layout.datacenter_bits(), *newval);
-                        });
+  DefineCustomStringVariable(
+      "snowflake.layout",
+      "The ID layout: a preset (twitter, sonyflake, ...) or a specification of the fields.",
+      "Empty means the four snowflake.*_bits settings, in Twitter's order, in milliseconds.",
+      &settings.layout_text, "", preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0, check_layout, nullptr,
+      nullptr);
   define_layout_setting(
-      "snowflake.worker_bits", "Width of the ID's worker_id field.", &settings.worker_bits,
-      kDefaultWorkerBits, 1, kMaxNodeFieldBits, [](int* newval, void**, GucSource) {
+      "snowflake.timestamp_bits", "Width of the ID's timestamp.", &settings.timestamp_bits, 1,
+      kMaxIdBits - 1, [](int* newval, void**, GucSource) {
+        return keep_layout("snowflake.timestamp_bits", settings.layout.timestamp_bits(), *newval);
+      });
+  define_layout_setting(
+      "snowflake.datacenter_bits", "Width of the ID's datacenter_id field.",
+      &settings.datacenter_bits, 0, kMaxNodeFieldBits, [](int* newval, void**, GucSource) {
+        return keep_layout("snowflake.datacenter_bits", settings.layout.datacenter_bits(), *newval);
+      });
+  define_layout_setting(
+      "snowflake.worker_bits", "Width of the ID's worker_id field.", &settings.worker_bits, 0,
+      kMaxNodeFieldBits, [](int* newval, void**, GucSource) {
         return keep_layout("snowflake.worker_bits", settings.layout.worker_bits(), *newval);
       });
-  define_layout_setting("snowflake.sequence_bits", "Width of the ID's per-millisecond sequence.",
-                        &settings.sequence_bits, kDefaultSequenceBits, 1, kIdBits - 2,
-                        [](int* newval, void**, GucSource) {
-                          return keep_layout("snowflake.sequence_bits",
-                                             settings.layout.sequence_bits(), *newval);
-                        });
+  define_layout_setting(
+      "snowflake.sequence_bits", "Width of the ID's sequence.", &settings.sequence_bits, 1,
+      kMaxSequenceBits, [](int* newval, void**, GucSource) {
+        return keep_layout("snowflake.sequence_bits", settings.layout.sequence_bits(), *newval);
+      });
   DefineCustomStringVariable(
-      "snowflake.epoch", "Milliseconds since 1970-01-01 UTC at which ID timestamps start.", nullptr,
-      &settings.epoch_text, kDefaultEpochText, preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+      "snowflake.epoch", "Milliseconds since 1970-01-01 UTC at which ID timestamps start.",
+      "By default the epoch of snowflake.layout, or Twitter's.", &settings.epoch_text,
+      epoch_boot_text, preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0,
       preloading ? check_epoch : check_kept_epoch, assign_epoch, nullptr);
-  // From the values PostgreSQL applied: without the preload, the server's
-  // values read above (a session's were refused), so this cannot fail then.
-  establish_layout();
   if (!preloading) layout_fixed = true;
 
   define_id_setting("snowflake.datacenter_id", "This node's datacenter_id in the IDs it issues.",

@@ -10,6 +10,10 @@ namespace snowflake::pg {
 struct Settings {
   // Server start only (without the preload: the server's configuration when
   // the session loaded the library): the layout of the IDs and their epoch.
+  // snowflake.layout, when set, gives the fields, their order and the unit
+  // (and an epoch that snowflake.epoch, when set, replaces); the widths then
+  // show its widths, and one set to another value stops the server.
+  char* layout_text = nullptr;
   int timestamp_bits = kDefaultTimestampBits;
   int datacenter_bits = kDefaultDatacenterBits;
   int worker_bits = kDefaultWorkerBits;
@@ -38,8 +42,9 @@ struct Settings {
 extern Settings settings;
 
 // Defines every snowflake.* setting. While the server starts (preload), a
-// layout that does not add up, an epoch the layout cannot reach, or an ID that
-// does not fit its field stops it with a message naming the values. Without
+// layout that is not valid (or that the widths contradict), an epoch the
+// layout cannot reach, or an ID that does not fit its field stops it with a
+// message naming the values. Without
 // the preload (a session loading the library) the layout is the server's
 // configuration, never a session's value, and fixed for the session; a layout
 // that is not valid, or one a session's connection options or role set, is an

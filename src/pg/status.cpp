@@ -44,7 +44,7 @@ Generator& require_generator() {
 }
 
 TimestampTz id_time(int64_t timestamp) {
-  return timestamptz_from_unix_ms(timestamp + settings.layout.epoch_ms());
+  return timestamptz_from_unix_ms(settings.layout.unix_ms(timestamp));
 }
 
 Datum nullable_int(int value, bool* null) {
@@ -70,18 +70,21 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_status: return type must be a row type");
   bool nulls[16] = {};
+  // A field the layout does not have is 0 once the node has its identity.
+  const bool identified = settings.node >= 0;
   const int datacenter_id =
-      layout.datacenter_bits() == 0 && settings.worker_id >= 0 ? 0 : settings.datacenter_id;
+      layout.datacenter_bits() == 0 && identified ? 0 : settings.datacenter_id;
+  const int worker_id = layout.worker_bits() == 0 && identified ? 0 : settings.worker_id;
   Datum values[16] = {
       nullable_int(datacenter_id, &nulls[0]),
-      nullable_int(settings.worker_id, &nulls[1]),
+      nullable_int(worker_id, &nulls[1]),
       TimestampTzGetDatum(id_time(0)),
       Int32GetDatum(layout.timestamp_bits()),
       Int32GetDatum(layout.datacenter_bits()),
       Int32GetDatum(layout.worker_bits()),
       Int32GetDatum(layout.sequence_bits()),
       TimestampTzGetDatum(id_time(last_timestamp)),
-      Int64GetDatum(std::max<int64_t>(0, last_timestamp - clock)),
+      Int64GetDatum(std::max<int64_t>(0, layout.start_ms(last_timestamp) - clock)),
       Int64GetDatum(counters.value[kIdsIssued]),
       Int64GetDatum(counters.value[kSequenceWaits]),
       Int64GetDatum(counters.value[kClockWaits]),

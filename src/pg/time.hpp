@@ -11,6 +11,10 @@ namespace snowflake::pg {
 inline constexpr int64_t kPostgresEpochUnixMs =
     int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * 1000;
 
+// The last millisecond a timestamptz holds (294276-12-31 23:59:59.999 UTC).
+inline constexpr int64_t kLastTimestamptzUnixMs = (END_TIMESTAMP - 1) / 1000 + kPostgresEpochUnixMs;
+
+// Precondition: unix_ms <= kLastTimestamptzUnixMs (larger values overflow).
 inline TimestampTz timestamptz_from_unix_ms(int64_t unix_ms) {
   return (unix_ms - kPostgresEpochUnixMs) * 1000;
 }

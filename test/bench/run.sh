@@ -8,7 +8,10 @@
 #      on PostgreSQL 18 and later its own uuidv7();
 #   3. the same with 2 and 4 backends at once, against 4,096,000 IDs/s;
 #   4. pgbench, 2 clients: SELECT and INSERT per scheme, tps and latency;
-#   5. a table grown to 10 million rows per scheme: load, size, lookups.
+#   5. a table grown to 10 million rows per scheme: load, size, lookups;
+#   6. this tree against the previous release (built from git, run in a
+#      second cluster side by side): snowflake_nextval()'s marginal cost; and
+#      snowflake_decode() with a layout per call against the one-argument form.
 #
 # It runs against one PostgreSQL: the major scripts/postgresql.sh picks (this
 # Debian release's, or PG_MAJOR=NN), or the binaries --pg-bindir names.
@@ -25,11 +28,13 @@ REPO=$(cd "$BENCH_DIR/../.." && pwd)
 
 usage() {
     cat <<'EOF'
-Usage: test/bench/run.sh [--quick] [--out FILE] [--only LIST] [--pg-bindir DIR] [--no-install] [--keep]
+Usage: test/bench/run.sh [--quick] [--out FILE] [--only LIST] [--baseline REV] [--pg-bindir DIR] [--no-install] [--keep]
 
-  --quick          smoke run for CI: tiny sizes, one repetition (under a minute)
+  --quick          smoke run for CI: tiny sizes, one repetition (about a minute)
   --out FILE       also write the Markdown report to FILE
   --only LIST      run only these items, e.g. --only 2,3 (the others show n/a)
+  --baseline REV   the previous release that item 6 compares with (a commit of
+                   this repository; default fd55e65, snowflake 1.3)
   --pg-bindir DIR  PostgreSQL binaries to use (default: those of the major that
                    scripts/postgresql.sh picks, /usr/lib/postgresql/NN/bin)
   --no-install     do not build and install snowflake from the working tree;
@@ -46,7 +51,8 @@ die() {
 
 QUICK=0
 OUT=
-ONLY=1,2,3,4,5
+ONLY=1,2,3,4,5,6
+BASELINE=fd55e65
 PG_BINDIR=
 INSTALL_SNOWFLAKE=1
 KEEP=0
@@ -66,6 +72,12 @@ while (($#)); do
             shift
             ;;
         --only=*) ONLY=${1#--only=} ;;
+        --baseline)
+            (($# >= 2)) || die "--baseline needs a commit"
+            BASELINE=$2
+            REPRODUCE+=" --baseline $2"
+            shift
+            ;;
         --pg-bindir)
             (($# >= 2)) || die "--pg-bindir needs a directory"
             PG_BINDIR=$2
@@ -85,8 +97,8 @@ while (($#)); do
     esac
     shift
 done
-[[ $ONLY =~ ^[1-5](,[1-5])*$ ]] || die "--only takes item numbers 1-5, e.g. 2,3"
-[[ $ONLY == 1,2,3,4,5 ]] || REPRODUCE+=" --only $ONLY"
+[[ $ONLY =~ ^[1-6](,[1-6])*$ ]] || die "--only takes item numbers 1-6, e.g. 2,3"
+[[ $ONLY == 1,2,3,4,5,6 ]] || REPRODUCE+=" --only $ONLY"
 [[ $EUID -eq 0 ]] || die "run as root (it installs packages and runs PostgreSQL as the postgres user)"
 if [[ -n $OUT ]]; then
     mkdir -p "$(dirname "$OUT")"
@@ -108,6 +120,7 @@ else
 fi
 HISTORY_DAYS=30
 PORT=54329
+BASE_PORT=54330
 
 if [[ -z $PG_BINDIR ]]; then
     # shellcheck source=scripts/postgresql.sh
@@ -125,7 +138,8 @@ install_packages() {
     if [[ $PG_BINDIR =~ ^/usr/lib/postgresql/([0-9]+)/bin$ ]]; then
         PG_MAJOR=${BASH_REMATCH[1]} PG_CONFIG='' "$REPO/scripts/install-deps.sh" >&2
     fi
-    local packages=(libbenchmark-dev cmake g++ make jq)
+    # git: item 6 builds the previous release from this repository's history.
+    local packages=(libbenchmark-dev cmake g++ make jq git)
     local missing=() p
     for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -182,8 +196,11 @@ install_snowflake() {
 # From /, which postgres can always enter (the caller may stand in /root).
 as_pg() { (cd / && runuser -u postgres -- "$@"); }
 
+# Against the main cluster, or the one SQL_SOCK and SQL_PORT name (item 6's
+# baseline: on_baseline sql_run ...).
 sql() {
-    as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -d bench "$@"
+    as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "${SQL_SOCK:-$SOCK}" \
+        -p "${SQL_PORT:-$PORT}" -d bench "$@"
 }
 
 # Records KEY = VALUE for the report.
@@ -208,25 +225,16 @@ shared_buffers_mb() {
     fi
 }
 
-start_cluster() {
-    DATA=$WORK/data
-    SOCK=$WORK/sock
-    install -d -o postgres -g postgres -m 700 "$SOCK" "$DATA"
-    log "initdb in $DATA"
-    as_pg "$PG_BINDIR/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C --no-sync \
-        >"$WORK/initdb.log" 2>&1 || {
-        cat "$WORK/initdb.log" >&2
-        die "initdb failed"
-    }
-    SHARED_BUFFERS=$(shared_buffers_mb)MB
-    cat >>"$DATA/postgresql.conf" <<EOF
+# The settings every cluster of the run has.
+cluster_conf() {
+    cat <<EOF
 
 # --- snowflake benchmark suite (test/bench/run.sh) ---
 listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SOCK'
+port = $1
+unix_socket_directories = '$2'
 max_connections = 50
-shared_buffers = $SHARED_BUFFERS
+shared_buffers = $3
 work_mem = '512MB'                  # generate_series() of 4M rows stays in memory
 maintenance_work_mem = '1GB'
 fsync = on
@@ -238,6 +246,22 @@ checkpoint_timeout = '30min'
 jit = off                           # no compile time in the timings
 max_parallel_workers_per_gather = 0 # one backend means one backend
 log_min_messages = warning
+EOF
+}
+
+start_cluster() {
+    DATA=$WORK/data
+    SOCK=$WORK/sock
+    install -d -o postgres -g postgres -m 700 "$SOCK" "$DATA"
+    log "initdb in $DATA"
+    as_pg "$PG_BINDIR/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C --no-sync \
+        >"$WORK/initdb.log" 2>&1 || {
+        cat "$WORK/initdb.log" >&2
+        die "initdb failed"
+    }
+    SHARED_BUFFERS=$(shared_buffers_mb)MB
+    cluster_conf "$PORT" "$SOCK" "$SHARED_BUFFERS" >>"$DATA/postgresql.conf"
+    cat >>"$DATA/postgresql.conf" <<EOF
 include_if_exists = 'bench_snowflake.conf'
 EOF
     if [[ -f $PKGLIBDIR/snowflake.so && -f $SHAREDIR/extension/snowflake.control ]]; then
@@ -276,6 +300,7 @@ setup_database() {
     sql -f "$WORK/pg/setup.sql"
     HAVE_SNOWFLAKE=0
     HAVE_MAX_LEAD=0
+    HAVE_LAYOUTS=0
     # PostgreSQL's own time-ordered UUIDs, from 18 on: compared where they exist.
     HAVE_UUIDV7=0
     [[ $(sql -c "SELECT to_regprocedure('uuidv7()') IS NOT NULL") == t ]] && HAVE_UUIDV7=1
@@ -287,6 +312,8 @@ setup_database() {
             SNOWFLAKE_STATUS="$(sql -c "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"), $SNOWFLAKE_SOURCE"
             [[ $(sql -c "SELECT count(*) FROM pg_settings WHERE name = 'snowflake.max_lead'") == 1 ]] &&
                 HAVE_MAX_LEAD=1
+            [[ $(sql -c "SELECT to_regprocedure('snowflake_decode(bigint,text)') IS NOT NULL") == t ]] &&
+                HAVE_LAYOUTS=1
             ((HAVE_MAX_LEAD)) || log "warning: no snowflake.max_lead setting; its variants are n/a"
         else
             SNOWFLAKE_STATUS="n/a: CREATE EXTENSION snowflake or snowflake_nextval() failed: ${err//$'\n'/ }"
@@ -296,9 +323,12 @@ setup_database() {
 }
 
 stop_cluster() {
-    [[ -n ${DATA:-} && -f $DATA/postmaster.pid ]] || return 0
-    as_pg "$PG_BINDIR/pg_ctl" -D "$DATA" -m fast -w -t 60 stop >/dev/null 2>&1 ||
-        as_pg "$PG_BINDIR/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1
+    local data
+    for data in ${DATA:-} ${BASE_DATA:-}; do
+        [[ -f $data/postmaster.pid ]] || continue
+        as_pg "$PG_BINDIR/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+            as_pg "$PG_BINDIR/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1
+    done
 }
 
 BACKGROUND=()
@@ -385,11 +415,12 @@ SELECT pg_sleep(greatest(0, ((snowflake_nextval() >> 22) + 1288834974657) / 1000
 SQL
 }
 
-# sql_run ITEM SCHEME BACKENDS REP ROWS: BACKENDS backends start a query over
-# ROWS rows at the same moment: SELECT count(f) FROM generate_series(...),
-# or for packing_lead0 the packing query at max_lead = 0.
+# sql_run ITEM SCHEME BACKENDS REP ROWS [LABEL]: BACKENDS backends start a
+# query over ROWS rows at the same moment: SELECT count(f) FROM
+# generate_series(...), or for packing_lead0 the packing query at max_lead =
+# 0. Recorded as LABEL (default: SCHEME).
 sql_run() {
-    local item=$1 scheme=$2 backends=$3 rep=$4 rows=$5 expr=none snowflake=0 packing=0
+    local item=$1 scheme=$2 backends=$3 rep=$4 rows=$5 label=${6:-$2} expr=none snowflake=0 packing=0
     case $scheme in
         floor) expr='bench_floor()' ;;
         random) expr='random()' ;;
@@ -406,6 +437,19 @@ sql_run() {
             [[ $scheme == packing_* ]] && packing=1
             set_max_lead "${scheme##*_lead}" || return 0
             ;;
+        # Decoding the floor's counter: IDs 1, 2, 3, ...
+        decode)
+            ((HAVE_SNOWFLAKE)) || return 0
+            expr='snowflake_decode(bench_floor())'
+            ;;
+        decode_preset)
+            ((HAVE_LAYOUTS)) || return 0
+            expr="snowflake_decode(bench_floor(), 'twitter')"
+            ;;
+        decode_specification)
+            ((HAVE_LAYOUTS)) || return 0
+            expr="snowflake_decode(bench_floor(), 'time:41 datacenter:5 worker:5 sequence:12')"
+            ;;
         *) die "unknown scheme $scheme" ;;
     esac
     local start delay=0 session pids=() failed=0
@@ -414,7 +458,7 @@ sql_run() {
     for ((session = 1; session <= backends; session++)); do
         sql -f "$WORK/pg/count.sql" -v start="$start" -v snowflake="$snowflake" \
             -v packing="$packing" -v query="SELECT count($expr) FROM generate_series(1, $rows)" \
-            -v item="$item" -v scheme="$scheme" -v backends="$backends" -v rep="$rep" \
+            -v item="$item" -v scheme="$label" -v backends="$backends" -v rep="$rep" \
             -v session="$session" -v rows="$rows" >/dev/null 2>"$WORK/count.$session.err" &
         pids+=("$!")
         BACKGROUND+=("$!")
@@ -423,7 +467,7 @@ sql_run() {
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
     BACKGROUND=()
     if ((failed)); then
-        log "warning: $item $scheme x$backends failed: $(head -c 300 "$WORK"/count.*.err)"
+        log "warning: $item $label x$backends failed: $(head -c 300 "$WORK"/count.*.err)"
     fi
 }
 
@@ -631,6 +675,101 @@ SQL
     fact big.range_runs "$RANGE_RUNS"
 }
 
+# --- item 6: the previous release, and layouts per call ----------------------------
+
+# The previous release's library, built from git into the temporary directory
+# and never installed: a second cluster preloads it by its path, and reaches
+# its snowflake_nextval() through a function made with that path, so both
+# releases run side by side on the same PostgreSQL.
+build_baseline() {
+    BASELINE_SO=
+    if ! command -v git >/dev/null ||
+        ! git -C "$REPO" rev-parse -q --verify "$BASELINE^{commit}" >/dev/null 2>&1; then
+        BASELINE_STATUS="n/a: commit $BASELINE is not in this repository (or git is missing)"
+        log "warning: $BASELINE_STATUS"
+        return 0
+    fi
+    local dir=$WORK/baseline
+    mkdir -p "$dir"
+    log "building snowflake $BASELINE, the baseline of item 6"
+    if git -C "$REPO" archive "$BASELINE" | tar -x -C "$dir" &&
+        make -C "$dir" -j "$(nproc)" PG_CONFIG="$PG_CONFIG" with_llvm=no \
+            >"$WORK/build-baseline.log" 2>&1; then
+        BASELINE_SO=$dir/snowflake.so
+        BASELINE_STATUS="$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$dir/snowflake.control") ($(git -C "$REPO" rev-parse --short "$BASELINE^{commit}"))"
+    else
+        tail -n 20 "$WORK/build-baseline.log" >&2
+        BASELINE_STATUS="n/a: $BASELINE did not build"
+        log "warning: $BASELINE_STATUS"
+    fi
+}
+
+on_baseline() { SQL_SOCK=$BASE_SOCK SQL_PORT=$BASE_PORT "$@"; }
+
+# The second cluster: the settings of the main one (shared_buffers aside,
+# which generate_series does not touch), with the baseline preloaded.
+start_baseline_cluster() {
+    HAVE_BASELINE=0
+    [[ -n $BASELINE_SO ]] || return 0
+    BASE_DATA=$WORK/baseline-data
+    BASE_SOCK=$WORK/baseline-sock
+    install -d -o postgres -g postgres -m 700 "$BASE_SOCK" "$BASE_DATA"
+    as_pg "$PG_BINDIR/initdb" -D "$BASE_DATA" -U postgres -A trust -E UTF8 --locale=C --no-sync \
+        >"$WORK/initdb-baseline.log" 2>&1 || {
+        cat "$WORK/initdb-baseline.log" >&2
+        die "initdb of the baseline cluster failed"
+    }
+    {
+        cluster_conf "$BASE_PORT" "$BASE_SOCK" 256MB
+        echo "shared_preload_libraries = '$BASELINE_SO'"
+        echo 'snowflake.datacenter_id = 1'
+        echo 'snowflake.worker_id = 1'
+    } >>"$BASE_DATA/postgresql.conf"
+    log "starting the baseline cluster (snowflake $BASELINE_STATUS)"
+    if ! as_pg "$PG_BINDIR/pg_ctl" -D "$BASE_DATA" -l "$WORK/pg/baseline.log" -w -t 300 start \
+        >/dev/null 2>&1; then
+        tail -n 20 "$WORK/pg/baseline.log" >&2
+        BASELINE_STATUS="n/a: the baseline cluster did not start"
+        log "warning: $BASELINE_STATUS"
+        return 0
+    fi
+    as_pg "$PG_BINDIR/createdb" -h "$BASE_SOCK" -p "$BASE_PORT" bench
+    on_baseline sql -c 'CREATE EXTENSION pgstattuple' -c 'CREATE EXTENSION snowflake_bench_floor' >/dev/null
+    on_baseline sql -f "$WORK/pg/setup.sql" >/dev/null
+    on_baseline sql -c "CREATE FUNCTION snowflake_nextval() RETURNS bigint
+                        AS '$BASELINE_SO', 'snowflake_nextval' LANGUAGE C VOLATILE" \
+        -c 'SELECT snowflake_nextval()' >/dev/null && HAVE_BASELINE=1
+}
+
+# Interleaved in each repetition: the floor and snowflake_nextval() at
+# max_lead = 1000 in this tree's cluster and in the baseline's, then the
+# floor and the three decodes. The baseline's rows are copied into the main
+# cluster for the report.
+run_release() {
+    build_baseline
+    start_baseline_cluster
+    log "item 6: this tree against $BASELINE_STATUS, and layouts per call (repetitions: $SQL_REPS)"
+    local rep
+    for ((rep = 1; rep <= SQL_REPS; rep++)); do
+        sql_run release floor 1 "$rep" "$SQL_ROWS" floor_this
+        sql_run release snowflake_lead1000 1 "$rep" "$SQL_ROWS" nextval_this
+        if ((HAVE_BASELINE)); then
+            on_baseline sql_run release floor 1 "$rep" "$SQL_ROWS" floor_baseline
+            HAVE_SNOWFLAKE=1 HAVE_MAX_LEAD=1 \
+                on_baseline sql_run release snowflake_lead1000 1 "$rep" "$SQL_ROWS" nextval_baseline
+        fi
+        sql_run decode floor 1 "$rep" "$SQL_ROWS"
+        sql_run decode decode 1 "$rep" "$SQL_ROWS"
+        sql_run decode decode_preset 1 "$rep" "$SQL_ROWS"
+        sql_run decode decode_specification 1 "$rep" "$SQL_ROWS"
+    done
+    if ((HAVE_BASELINE)); then
+        on_baseline sql -c '\copy (SELECT * FROM bench.sql_runs) TO STDOUT' |
+            sql -c '\copy bench.sql_runs FROM STDIN'
+    fi
+    fact release.baseline "${BASELINE_STATUS:-n/a}"
+}
+
 # --- the report --------------------------------------------------------------------
 
 duration() {
@@ -760,6 +899,10 @@ main() {
     if selected 5; then
         item_started 5
         run_big
+    fi
+    if selected 6; then
+        item_started 6
+        run_release
     fi
 
     record_facts

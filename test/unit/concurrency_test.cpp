@@ -1,7 +1,9 @@
 // Generator under concurrency: several threads, each with its own Generator
 // over one shared GeneratorState (as backends share one in shared memory),
 // driven by the real clock. Every ID must be unique and each thread's IDs
-// strictly increasing; a clock step seen by every thread is counted once.
+// strictly increasing, in the default layout and in layouts that count 10 ms
+// and put the sequence above the node; a clock step seen by every thread is
+// counted once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "clock.hpp"
 #include "generator.hpp"
 #include "layout.hpp"
+#include "layout_text.hpp"
 #include "test_support.hpp"
 
 namespace snowflake {
@@ -33,15 +36,16 @@ struct ThreadResult {
   std::string error;  // empty unless the thread stopped on an unexpected outcome
 };
 
-// Each thread calls reserve() with the real clock until it holds `per_thread`
-// IDs, spinning while told to wait.
-std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy& policy) {
-  const Layout layout;
+// Each thread calls reserve() with the real clock until it holds its share of
+// `total` IDs, spinning while told to wait.
+std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy& policy,
+                                      const Layout& layout = Layout(), int64_t total = kTotalIds) {
   GeneratorState state;
   Generator setup(state, layout);
-  setup.publish_durable(INT64_MAX);
-  const int64_t node = layout.node(17, 4);
-  const int64_t per_thread = kTotalIds / threads;
+  setup.publish_durable(layout.max_issued_timestamp());
+  const int64_t node = layout.node(std::min<int64_t>(17, layout.max_datacenter_id()),
+                                   std::min<int64_t>(4, layout.max_worker_id()));
+  const int64_t per_thread = total / threads;
 
   std::vector<ThreadResult> results(static_cast<size_t>(threads));
   std::atomic<int> ready{0};
@@ -61,7 +65,8 @@ std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy&
             std::min<int64_t>(wanted, per_thread - static_cast<int64_t>(result.ids.size()));
         const Outcome o = generator.reserve(clock, node, want, policy);
         if (o.step == Step::kIssued) {
-          for (int64_t i = 0; i < o.count; ++i) result.ids.push_back(o.first_id + i);
+          for (int64_t i = 0; i < o.count; ++i)
+            result.ids.push_back(o.first_id + i * layout.sequence_step());
           continue;
         }
         // The real clock may also be stepped by NTP while the test runs.
@@ -80,8 +85,8 @@ std::vector<ThreadResult> run_threads(int threads, int64_t wanted, const Policy&
   return results;
 }
 
-void expect_unique_and_ordered(const std::vector<ThreadResult>& results) {
-  const Layout layout;
+void expect_unique_and_ordered(const std::vector<ThreadResult>& results,
+                               const Layout& layout = Layout(), int64_t total = kTotalIds) {
   std::vector<int64_t> all;
   for (size_t t = 0; t < results.size(); ++t) {
     const ThreadResult& result = results[t];
@@ -95,7 +100,7 @@ void expect_unique_and_ordered(const std::vector<ThreadResult>& results) {
     }
     all.insert(all.end(), result.ids.begin(), result.ids.end());
   }
-  EXPECT_EQ(static_cast<int64_t>(all.size()), kTotalIds);
+  EXPECT_EQ(static_cast<int64_t>(all.size()), total);
   std::sort(all.begin(), all.end());
   const auto duplicate = std::adjacent_find(all.begin(), all.end());
   EXPECT_TRUE(duplicate == all.end())
@@ -103,8 +108,10 @@ void expect_unique_and_ordered(const std::vector<ThreadResult>& results) {
   // They carry the real time: the first and the last are within a minute of now.
   const int64_t now = unix_time_ms() - layout.epoch_ms();
   ASSERT_FALSE(all.empty());
-  EXPECT_LE(now - layout.timestamp_of(all.front()), 60'000) << show_id(layout, all.front());
-  EXPECT_LE(layout.timestamp_of(all.back()) - now, 60'000) << show_id(layout, all.back());
+  EXPECT_LE(now - layout.start_ms(layout.timestamp_of(all.front())), 60'000)
+      << show_id(layout, all.front());
+  EXPECT_LE(layout.start_ms(layout.timestamp_of(all.back())) - now, 60'000)
+      << show_id(layout, all.back());
 }
 
 TEST(GeneratorConcurrency, TwoThreadsIssueUniqueIncreasingIds) {
@@ -117,6 +124,26 @@ TEST(GeneratorConcurrency, FourThreadsIssueUniqueIncreasingIds) {
 
 TEST(GeneratorConcurrency, FourThreadsReservingRunsWithALead) {
   expect_unique_and_ordered(run_threads(4, 37, make_policy(5, 1000)));
+}
+
+// Sonyflake's layout: 10 ms units, 256 IDs each, the sequence above the
+// machine ID (runs are 2^16 apart).
+TEST(GeneratorConcurrency, FourThreadsInSonyflakesLayout) {
+  const Layout layout(find_preset("sonyflake")->parts);
+  expect_unique_and_ordered(run_threads(4, 1, make_policy(0, 1000), layout, 40'000), layout,
+                            40'000);
+  expect_unique_and_ordered(run_threads(4, 9, make_policy(30, 1000), layout, 40'000), layout,
+                            40'000);
+}
+
+// The JavaScript-safe layout: 53 bits, 10 ms units.
+TEST(GeneratorConcurrency, FourThreadsInTheJavaScriptLayoutStayBelow2To53) {
+  const Layout layout(find_preset("javascript")->parts);
+  const std::vector<ThreadResult> results =
+      run_threads(4, 1, make_policy(0, 1000), layout, 100'000);
+  expect_unique_and_ordered(results, layout, 100'000);
+  for (const ThreadResult& result : results)
+    for (int64_t id : result.ids) ASSERT_LT(id, int64_t{1} << 53);
 }
 
 // Every thread sees the same backward step, many times: it is counted once,

@@ -1,8 +1,10 @@
 // Generator property tests over random runs: whatever the clock does (random
 // walk with backward jumps), whatever the policy and the node, no ID is ever
 // issued twice or out of order, none reaches the durable bound, and restarts
-// that keep only the durable bound carry on above every earlier ID. Also the
-// spread of low-rate IDs over `id % n`.
+// that keep only the durable bound carry on above every earlier ID. The same
+// in every preset and in random valid layouts (field orders, time units,
+// widths that add up to fewer than 63 bits or to 64). Also the spread of
+// low-rate IDs over `id % n`.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 
 #include "generator.hpp"
 #include "layout.hpp"
+#include "layout_text.hpp"
 #include "test_support.hpp"
 
 namespace snowflake {
@@ -73,10 +76,11 @@ void random_walk(const Layout& layout, uint64_t seed, int calls, WalkStats* stat
     clock = std::max<int64_t>(clock, 0);
 
     if (rng() % 20 == 0) {
-      node =
-          rng() % 4 == 0
-              ? between(rng, 0, layout.max_node())
-              : pick(rng, std::array<int64_t, 4>{0, 1, layout.max_node() - 1, layout.max_node()});
+      node = rng() % 4 == 0
+                 ? between(rng, 0, layout.max_node())
+                 : std::clamp<int64_t>(pick(rng, std::array<int64_t, 4>{0, 1, layout.max_node() - 1,
+                                                                        layout.max_node()}),
+                                       0, layout.max_node());
     }
     if (rng() % 2000 == 0) {
       // A restart: only the durable bound survives.
@@ -87,9 +91,9 @@ void random_walk(const Layout& layout, uint64_t seed, int calls, WalkStats* stat
       generator->restore(until);
       ++stats->restarts;
     }
-    const Policy policy = make_policy(pick(rng, std::array<int64_t, 6>{0, 0, 1, 5, 50, 10'000}),
-                                      pick(rng, std::array<int64_t, 5>{0, 10, 1000, 5000, 100'000}),
-                                      pick(rng, std::array<int64_t, 3>{0, 10, 500}));
+    const Policy policy =
+        make_policy(pick(rng, std::array<int64_t, 6>{0, 0, 1, 5, 50, 10'000}),
+                    pick(rng, std::array<int64_t, 5>{0, 10, 1000, 5000, 100'000}));
     const int64_t wanted = rng() % 4 == 0 ? between(rng, 1, 200) : 1;
     const int64_t until_before = state->durable_until.load();
 
@@ -100,12 +104,14 @@ void random_walk(const Layout& layout, uint64_t seed, int calls, WalkStats* stat
                                 std::to_string(wanted) + ": " + show(o);
     switch (o.step) {
       case Step::kIssued: {
-        const int64_t last = o.first_id + (o.count - 1);
+        const int64_t last = o.first_id + (o.count - 1) * layout.sequence_step();
         const int64_t ts = layout.timestamp_of(o.first_id);
         const bool ok = o.count >= 1 && o.count <= wanted && o.first_id > last_issued &&
                         ts < until_before && ts == layout.timestamp_of(last) &&
                         layout.node_of(o.first_id) == node && layout.node_of(last) == node &&
-                        ts >= clock && ts - clock <= policy.max_lead_ms &&
+                        layout.sequence_of(last) - layout.sequence_of(o.first_id) == o.count - 1 &&
+                        layout.holds(last) && last > 0 && ts >= layout.timestamp_at(clock) &&
+                        layout.start_ms(ts) - clock <= policy.max_lead_ms &&
                         state->last_id.load() == last;
         if (!ok) {
           ++failures;
@@ -122,15 +128,18 @@ void random_walk(const Layout& layout, uint64_t seed, int calls, WalkStats* stat
         break;
       }
       case Step::kWaitForSequence:
-        if (o.wait_until != clock + 1) {
+        if (o.wait_until <= clock || o.wait_until - clock > layout.unit_ms()) {
           ++failures;
-          ADD_FAILURE() << "a sequence wait is always 1 ms; " << context;
+          ADD_FAILURE() << "a sequence wait is at most one unit of time; " << context;
         }
         clock = o.wait_until;
         ++stats->waits;
         break;
       case Step::kWaitForClock:
-        if (o.wait_until <= clock || o.wait_until - clock > policy.clock_wait_budget_ms + 1) {
+        // The clock's part of the wait is within the budget; the used-up unit
+        // after the last ID's may add at most one unit.
+        if (o.wait_until <= clock ||
+            o.wait_until - clock > policy.clock_wait_budget_ms + layout.unit_ms()) {
           ++failures;
           ADD_FAILURE() << "wait outside the budget " << policy.clock_wait_budget_ms << "; "
                         << context;
@@ -139,7 +148,8 @@ void random_walk(const Layout& layout, uint64_t seed, int calls, WalkStats* stat
         ++stats->waits;
         break;
       case Step::kClockBehind:
-        if (o.last_timestamp - clock - policy.max_lead_ms <= policy.clock_wait_budget_ms) {
+        if (layout.start_ms(o.last_timestamp) - clock - policy.max_lead_ms <=
+            policy.clock_wait_budget_ms) {
           ++failures;
           ADD_FAILURE() << "refused although the budget covers the wait; " << context;
         }
@@ -197,6 +207,51 @@ TEST(GeneratorProperty, RandomClockWalkNeverReissuesOrGoesBackwardsFlatNodes) {
   EXPECT_GT(stats.restarts, 50);
 }
 
+// Every preset: the walk issues, waits, restarts, in the preset's own order
+// and unit.
+TEST(GeneratorProperty, RandomClockWalkNeverReissuesOrGoesBackwardsInEveryPreset) {
+  for (std::size_t i = 0; i < preset_count(); i++) {
+    const Preset& preset = presets()[i];
+    SCOPED_TRACE(preset.name);
+    WalkStats stats;
+    random_walk(Layout(preset.parts), 100 + i, 60'000, &stats);
+    EXPECT_GT(stats.issued, 20'000);
+    EXPECT_GT(stats.need_durable, 10);
+    EXPECT_GT(stats.restarts, 5);
+  }
+}
+
+// A random valid layout: any order, a unit of 1 ms to 1 s, widths that leave
+// enough time for the walk (which starts at 10,000 s after the epoch).
+LayoutParts random_layout(std::mt19937_64& rng) {
+  for (;;) {
+    LayoutParts parts;
+    parts.unit_ms = pick(rng, std::array<int64_t, 6>{1, 1, 2, 10, 100, 1000});
+    parts.timestamp_bits = static_cast<int>(between(rng, 30, 50));
+    parts.datacenter_bits = static_cast<int>(rng() % 3 == 0 ? 0 : between(rng, 1, 8));
+    parts.worker_bits = static_cast<int>(rng() % 4 == 0 ? 0 : between(rng, 1, 12));
+    parts.sequence_bits = static_cast<int>(between(rng, 1, 14));
+    std::array<Field, 3> order{Field::kDatacenter, Field::kWorker, Field::kSequence};
+    std::shuffle(order.begin(), order.end(), rng);
+    parts.order = FieldOrder{order[0], order[1], order[2]};
+    parts.epoch_ms = 0;
+    if (Layout::check(parts) == LayoutCheck::kOk) return parts;
+  }
+}
+
+TEST(GeneratorProperty, RandomClockWalkNeverReissuesOrGoesBackwardsInRandomLayouts) {
+  std::mt19937_64 rng(19);
+  for (int i = 0; i < 24; i++) {
+    const LayoutParts parts = random_layout(rng);
+    char text[kLayoutTextSize];
+    describe_layout(parts, text, sizeof(text));
+    SCOPED_TRACE(text);
+    WalkStats stats;
+    random_walk(Layout(parts), 200 + static_cast<uint64_t>(i), 30'000, &stats);
+    EXPECT_GT(stats.issued, 10'000);
+  }
+}
+
 // One ID per simulated millisecond, the clock advancing 1-5 ms between calls:
 // `id % 16` and `id % 2` must not be skewed (sequences starting at 0 would make
 // every ID even).
@@ -226,6 +281,31 @@ TEST(GeneratorProperty, LowRateIdsSpreadOverResidues) {
   const double odd_share = 100.0 * odd / kIds;
   EXPECT_GE(odd_share, 45.0) << odd << " odd IDs of " << kIds;
   EXPECT_LE(odd_share, 55.0) << odd << " odd IDs of " << kIds;
+}
+
+// The same in 10 ms units (the javascript preset's 10-bit sequence spreads
+// over 0-7): one ID per unit, the clock advancing 10-50 ms between calls.
+TEST(GeneratorProperty, LowRateIdsSpreadOverResiduesInTenMillisecondUnits) {
+  const Layout layout(find_preset("javascript")->parts);
+  GeneratorState state;
+  Generator generator(state, layout);
+  ASSERT_EQ(generator.sequence_spread(), 8);
+  generator.publish_durable(INT64_MAX >> layout.timestamp_shift());
+  std::mt19937_64 rng(8);
+  constexpr int kIds = 4000;
+  std::array<int, 8> by_8{};
+  int64_t clock = 50'000'000;
+  for (int i = 0; i < kIds; ++i) {
+    clock += between(rng, 10, 50);
+    const Outcome o = generator.next(clock, 3, make_policy(0, 0));
+    ASSERT_EQ(o.step, Step::kIssued) << show(o);
+    ++by_8[static_cast<size_t>(o.first_id % 8)];
+  }
+  for (size_t residue = 0; residue < by_8.size(); ++residue) {
+    const double share = 100.0 * by_8[residue] / kIds;
+    EXPECT_GE(share, 8.0) << "id % 8 == " << residue << ": " << by_8[residue] << " of " << kIds;
+    EXPECT_LE(share, 17.0) << "id % 8 == " << residue << ": " << by_8[residue] << " of " << kIds;
+  }
 }
 
 }  // namespace

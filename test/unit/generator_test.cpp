@@ -350,10 +350,11 @@ TEST(GeneratorDurable, NoIdReachesTheBoundAndRefreshStartsWithinTheMargin) {
   GeneratorState state;
   const Layout layout;
   Generator generator(state, layout);
-  constexpr int64_t kInterval = 1000;
-  constexpr int64_t kMargin = 100;
-  const Policy policy = make_policy(0, kBudget, kMargin);
-  const int64_t until = generator.durable_until_after(kClock, kInterval);
+  constexpr int64_t kInterval = kDurableIntervalMs;  // 1 ms units
+  constexpr int64_t kMargin = kInterval / 2;
+  ASSERT_EQ(generator.durable_interval(), kInterval);
+  const Policy policy = make_policy(0, kBudget);
+  const int64_t until = generator.durable_until_after(kClock);
   EXPECT_EQ(until, kClock + kInterval);
   generator.publish_durable(until);
   EXPECT_EQ(state.durable_until.load(), until);
@@ -362,7 +363,7 @@ TEST(GeneratorDurable, NoIdReachesTheBoundAndRefreshStartsWithinTheMargin) {
     const Outcome o = generator.next(clock, layout.max_node(), policy);
     ASSERT_EQ(o.step, Step::kIssued) << show(o);
     ASSERT_LT(layout.timestamp_of(o.first_id), until) << show_id(layout, o.first_id);
-    const bool in_margin = clock >= kClock + kInterval - kMargin;
+    const bool in_margin = clock > kClock + kInterval - kMargin;
     ASSERT_EQ(o.refresh_durable, in_margin)
         << "clock " << clock << ", bound's millisecond " << until << ", margin " << kMargin;
   }

@@ -65,7 +65,8 @@ TEST(LayoutDefaults, WidthsAndEpochAreTwitters) {
   EXPECT_EQ(layout.node_bits(), 10);
   EXPECT_EQ(layout.epoch_ms(), 1288834974657);
   EXPECT_EQ(kDefaultEpochMs, 1288834974657);
-  EXPECT_EQ(kIdBits, 63);
+  EXPECT_EQ(layout.total_bits(), 63);
+  EXPECT_EQ(layout.unit_ms(), 1);
   EXPECT_EQ(Layout::check(layout.timestamp_bits(), layout.datacenter_bits(), layout.worker_bits(),
                           layout.sequence_bits()),
             LayoutCheck::kOk);
@@ -284,21 +285,26 @@ TEST(LayoutCheckTest, EveryResult) {
       {41, 0, 10, 12, LayoutCheck::kOk},  // datacenter_bits 0 is allowed
       {39, 5, 7, 12, LayoutCheck::kOk},
       {42, 4, 4, 13, LayoutCheck::kOk},
-      {1, 0, 1, 61, LayoutCheck::kOk},  // every width at its lower limit but one
+      {1, 0, 1, 31, LayoutCheck::kOk},                  // every width at its lower limit but one
+      {1, 0, 1, 32, LayoutCheck::kSequenceOutOfRange},  // decode's column is an integer
       {61, 0, 1, 1, LayoutCheck::kOk},
-      {3, 30, 29, 1, LayoutCheck::kOk},          // datacenter_bits at its upper limit
-      {2, 0, 30, 31, LayoutCheck::kOk},          // worker_bits at its upper limit
-      {41, 5, 5, 11, LayoutCheck::kWrongTotal},  // 62
-      {41, 5, 5, 13, LayoutCheck::kWrongTotal},  // 64
-      {42, 5, 5, 12, LayoutCheck::kWrongTotal},
-      {1, 0, 1, 1, LayoutCheck::kWrongTotal},
+      {3, 30, 29, 1, LayoutCheck::kOk},       // datacenter_bits at its upper limit
+      {2, 0, 30, 31, LayoutCheck::kOk},       // worker_bits at its upper limit
+      {41, 5, 5, 11, LayoutCheck::kOk},       // 62 bits: IDs below 2^62
+      {41, 5, 5, 13, LayoutCheck::kOk},       // 64: the sign bit is time
+      {1, 0, 1, 1, LayoutCheck::kOk},         // 3
+      {38, 0, 5, 10, LayoutCheck::kOk},       // 53
+      {48, 0, 0, 16, LayoutCheck::kOk},       // no node field at all
+      {42, 5, 5, 13, LayoutCheck::kTooWide},  // 65
+      {63, 0, 0, 2, LayoutCheck::kTooWide},
+      {62, 0, 0, 1, LayoutCheck::kOk},
+      {63, 0, 0, 1, LayoutCheck::kTimeTooLong},  // 2^63 ms is past int64
       {0, 5, 5, 53, LayoutCheck::kTimestampOutOfRange},
       {-1, 5, 5, 54, LayoutCheck::kTimestampOutOfRange},
       {INT_MIN, 5, 5, 12, LayoutCheck::kTimestampOutOfRange},
       {42, -1, 10, 12, LayoutCheck::kDatacenterOutOfRange},
       {1, 31, 19, 12, LayoutCheck::kDatacenterOutOfRange},
       {41, INT_MAX, 5, 12, LayoutCheck::kDatacenterOutOfRange},
-      {51, 0, 0, 12, LayoutCheck::kWorkerOutOfRange},
       {52, 0, -1, 12, LayoutCheck::kWorkerOutOfRange},
       {20, 0, 31, 12, LayoutCheck::kWorkerOutOfRange},
       {48, 5, 10, 0, LayoutCheck::kSequenceOutOfRange},
@@ -323,6 +329,32 @@ TEST(LayoutCheckTest, HugeWidthsAreRejectedWithoutOverflow) {
       << "check(1, 0, 1, INT_MAX)";
   EXPECT_EQ(Layout::check(huge, 30, 30, huge), LayoutCheck::kTimestampOutOfRange)
       << "check(INT_MAX, 30, 30, INT_MAX)";
+}
+
+// The unit, the epoch and the order are checked too, and the last time of the
+// field must be a number of ms since 1970 that int64 holds.
+TEST(LayoutCheckTest, UnitEpochOrderAndTimeSpan) {
+  LayoutParts parts;
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kOk);
+  for (int64_t unit : {int64_t{0}, int64_t{-10}, int64_t{1001}, INT64_MAX}) {
+    parts.unit_ms = unit;
+    EXPECT_EQ(Layout::check(parts), LayoutCheck::kUnitOutOfRange) << "unit " << unit;
+  }
+  parts.unit_ms = 1000;
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kOk);
+  parts.epoch_ms = -1;
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kEpochOutOfRange);
+  parts.epoch_ms = INT64_MAX;
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kTimeTooLong);
+  // With 1 s units, 54 bits of time reach 2^54 s: past 2^63 ms.
+  parts = LayoutParts{54, 0, 0, 1};
+  parts.unit_ms = 1000;
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kTimeTooLong);
+  parts.timestamp_bits = 53;
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kOk);
+  parts = LayoutParts{};
+  parts.order = FieldOrder{Field::kWorker, Field::kWorker, Field::kSequence};
+  EXPECT_EQ(Layout::check(parts), LayoutCheck::kOrderInvalid);
 }
 
 TEST(LayoutCheckFields, InRangeAtEveryLimit) {

@@ -46,8 +46,8 @@ inline void PrintTo(LayoutCheck check, std::ostream* os) {
     case LayoutCheck::kOk:
       *os << "kOk";
       return;
-    case LayoutCheck::kWrongTotal:
-      *os << "kWrongTotal";
+    case LayoutCheck::kTooWide:
+      *os << "kTooWide";
       return;
     case LayoutCheck::kTimestampOutOfRange:
       *os << "kTimestampOutOfRange";
@@ -60,6 +60,18 @@ inline void PrintTo(LayoutCheck check, std::ostream* os) {
       return;
     case LayoutCheck::kSequenceOutOfRange:
       *os << "kSequenceOutOfRange";
+      return;
+    case LayoutCheck::kUnitOutOfRange:
+      *os << "kUnitOutOfRange";
+      return;
+    case LayoutCheck::kEpochOutOfRange:
+      *os << "kEpochOutOfRange";
+      return;
+    case LayoutCheck::kTimeTooLong:
+      *os << "kTimeTooLong";
+      return;
+    case LayoutCheck::kOrderInvalid:
+      *os << "kOrderInvalid";
       return;
     default:
       *os << "LayoutCheck(" << static_cast<int>(check) << ")";
@@ -124,12 +136,10 @@ inline bool same_fields(const Fields& a, const Fields& b) {
          a.worker_id == b.worker_id && a.sequence == b.sequence;
 }
 
-inline Policy make_policy(int64_t max_lead_ms, int64_t clock_wait_budget_ms,
-                          int64_t durable_margin_ms = 0) {
+inline Policy make_policy(int64_t max_lead_ms, int64_t clock_wait_budget_ms) {
   Policy policy;
   policy.max_lead_ms = max_lead_ms;
   policy.clock_wait_budget_ms = clock_wait_budget_ms;
-  policy.durable_margin_ms = durable_margin_ms;
   return policy;
 }
 

@@ -140,7 +140,7 @@ int64_t ids_before_ms() {
   int64_t latest = unix_time_ms();
   if (Generator* generator = node_generator(); generator != nullptr) {
     const int64_t last = generator->state().last_id.load();
-    latest = std::max(latest, settings.layout.timestamp_of(last) + settings.layout.epoch_ms());
+    latest = std::max(latest, settings.layout.unix_ms(settings.layout.timestamp_of(last)));
   }
   return latest + settings.registry_lease_ms + settings.max_lead_ms + 1;
 }
@@ -292,8 +292,9 @@ void apply_inherited(const ClaimResult& result, View* target) {
     view.floor = 0;
     strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
   }
-  const int64_t timestamp = result.inherited_ms - layout.epoch_ms();
-  if (generator == nullptr || result.inherited_ms < 0 || timestamp <= 0) return;
+  if (generator == nullptr || result.inherited_ms <= layout.epoch_ms()) return;
+  // The first unit that starts at or after the inherited limit.
+  const int64_t timestamp = layout.timestamp_from_unix_ms(result.inherited_ms);
   const int64_t last = generator->state().last_id.load();
   const bool raises = last < layout.max_id(timestamp - 1);
   generator->raise_floor(timestamp);

@@ -67,7 +67,7 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
 [[noreturn]] void refuse_ids_before(int64_t timestamp) {
   View view;
   read_view(&view, sizeof(View));
-  const int64_t epoch_ms = settings.layout.epoch_ms();
+  const Layout& layout = settings.layout;
   ereport(ERROR,
           (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
            errmsg("snowflake IDs have reached the limit this node reported to the registry"),
@@ -76,8 +76,8 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
                      "identity over starts at that limit, so this node issues no ID at or "
                      "above it.",
                      view.datacenter_id, view.worker_id,
-                     timestamp_text(timestamptz_from_unix_ms(view.ids_before + epoch_ms)),
-                     timestamp_text(timestamptz_from_unix_ms(timestamp + epoch_ms))),
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.ids_before))),
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(timestamp)))),
            errhint("The clock jumped forward or snowflake.max_lead was raised since the last "
                    "renewal: the next renewal (within a third of snowflake.registry_lease) "
                    "raises the limit. Make sure the registry is reachable.")));
@@ -229,18 +229,19 @@ void explain_clock_behind(int64_t last_timestamp, int64_t clock) {
   View view;
   read_view(&view, sizeof(View));
   // Only while the generator has issued nothing at or above the floor.
+  const Layout& layout = settings.layout;
   if (view.state != State::kHeld || view.floor <= 0 || last_timestamp >= view.floor ||
-      view.floor - clock <= settings.max_lead_ms)
+      layout.start_ms(view.floor) - clock <= settings.max_lead_ms)
     return;
-  const int64_t epoch_ms = settings.layout.epoch_ms();
-  const int64_t from = view.floor - settings.max_lead_ms;
+  const int64_t epoch_ms = layout.epoch_ms();
+  const int64_t from = layout.start_ms(view.floor) - settings.max_lead_ms;
   ereport(ERROR,
           (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
            errmsg("this node is taking snowflake identity datacenter_id %d, worker_id %d over "
                   "from %s, whose IDs may run up to %s",
                   view.datacenter_id, view.worker_id,
                   view.floor_host[0] != '\0' ? view.floor_host : "its previous holder",
-                  timestamp_text(timestamptz_from_unix_ms(view.floor + epoch_ms))),
+                  timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.floor)))),
            errdetail("IDs are issued from %s, when this node's clock (now %s) is within "
                      "snowflake.max_lead (%d ms) of that time; that is %lld ms from now.",
                      timestamp_text(timestamptz_from_unix_ms(from + epoch_ms)),

@@ -22,7 +22,7 @@ void register_registry_worker();
 // for the worker's first claim; ereport(ERROR) when the node may not issue.
 int64_t registered_node();
 
-// After IDs of millisecond `timestamp` (since the layout's epoch) were reserved
+// After IDs of the unit `timestamp` (a timestamp of the layout) were reserved
 // for `node`: the lease checked before the reservation may have run out while
 // the backend was paused, and the IDs must lie below the ids_before this node
 // reported with its last accepted claim (the floor of any node that takes the
@@ -30,7 +30,8 @@ int64_t registered_node();
 // returned.
 void confirm_registered_node(int64_t node, int64_t timestamp);
 
-// The generator is further ahead of the clock than the policy allows. If that
+// The generator (at `last_timestamp`, a timestamp of the layout) is further
+// ahead of the clock (`clock`, ms since the epoch) than the policy allows. If that
 // is because this node took its identity over from a node whose IDs may run up
 // to a later time (the registry's floor), ereport(ERROR) saying so; otherwise
 // return (the caller reports a clock that moved backwards).

@@ -159,7 +159,7 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
   view.node = settings.layout.node(datacenter_id, worker_id);
   view.lease_ms = settings.registry_lease_ms;
   view.valid_until_us = result.sent_us + lease_us() - lease_us() / 10;
-  view.ids_before = result.ids_before_ms - settings.layout.epoch_ms();
+  view.ids_before = settings.layout.timestamp_from_unix_ms(result.ids_before_ms);
   view.mine = result.row;
   strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
   view.error[0] = '\0';
@@ -304,7 +304,7 @@ void release() {
   if (generator == nullptr) return;
   const Layout& layout = settings.layout;
   const int64_t last = generator->state().last_id.load();
-  const int64_t ids_before = layout.timestamp_of(last) + layout.epoch_ms() + 1;
+  const int64_t ids_before = layout.unix_ms(layout.timestamp_of(last) + 1);
 
   start_release();
   char error[kErrorSize];

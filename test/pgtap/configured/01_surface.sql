@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(150);
+SELECT plan(188);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -28,7 +28,13 @@ INSERT INTO expected_functions VALUES
     ('snowflake_node_identity()',                           'record',      'volatile',  true,  's'),
     ('snowflake_cluster_identities()',                      'SETOF record', 'volatile', true,  'u'),
     ('snowflake_restore_bound(text)',                       'timestamp with time zone', 'volatile', true, 'u'),
-    ('snowflake_set_bound(timestamptz)',                    'timestamp with time zone', 'volatile', true, 'u');
+    ('snowflake_set_bound(timestamptz)',                    'timestamp with time zone', 'volatile', true, 'u'),
+    ('snowflake_decode(bigint,text)',                       'record',      'immutable', true,  's'),
+    ('snowflake_timestamp(bigint,text)',                    'timestamp with time zone', 'immutable', true, 's'),
+    ('snowflake_compose(timestamptz,integer,integer,integer,text)', 'bigint', 'immutable', true, 's'),
+    ('snowflake_min_id(timestamptz,text)',                  'bigint',      'immutable', true,  's'),
+    ('snowflake_max_id(timestamptz,text)',                  'bigint',      'immutable', true,  's'),
+    ('snowflake_layouts()',                                 'SETOF record', 'immutable', true, 's');
 
 SELECT ok(to_regprocedure(signature) IS NOT NULL, signature || ' exists') FROM expected_functions;
 SELECT is(pg_get_function_result(to_regprocedure(signature)), returns, signature || ' returns ' || returns)
@@ -49,6 +55,9 @@ SELECT is(pg_get_function_result('snowflake_decode(bigint)'::regprocedure),
 SELECT is(pg_get_function_arguments('snowflake_decode(bigint)'::regprocedure),
           'id bigint, OUT ts timestamp with time zone, OUT datacenter_id integer, OUT worker_id integer, OUT sequence integer',
           'snowflake_decode(id) has OUT columns (ts, datacenter_id, worker_id, sequence)');
+SELECT is(pg_get_function_arguments('snowflake_decode(bigint,text)'::regprocedure),
+          'id bigint, layout text, OUT ts timestamp with time zone, OUT datacenter_id integer, OUT worker_id integer, OUT sequence integer',
+          'snowflake_decode(id, layout) has the same OUT columns');
 
 -- The status views, readable by pg_monitor and not by PUBLIC.
 SELECT has_view('snowflake_status');
@@ -77,7 +86,8 @@ SELECT is(context, expected, name || ' takes effect at ' || expected)
       ('snowflake.max_lead', 'sighup'), ('snowflake.max_clock_backward_wait', 'sighup'),
       ('snowflake.epoch', 'postmaster'), ('snowflake.timestamp_bits', 'postmaster'),
       ('snowflake.datacenter_bits', 'postmaster'), ('snowflake.worker_bits', 'postmaster'),
-      ('snowflake.sequence_bits', 'postmaster')) AS e(setting_name, expected) ON name = setting_name
+      ('snowflake.sequence_bits', 'postmaster'), ('snowflake.layout', 'postmaster'))
+      AS e(setting_name, expected) ON name = setting_name
  ORDER BY name;
 SELECT is(unit, 'ms', name || ' is in milliseconds')
   FROM pg_settings WHERE name IN ('snowflake.max_lead', 'snowflake.max_clock_backward_wait') ORDER BY name;

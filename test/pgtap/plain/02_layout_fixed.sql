@@ -5,7 +5,7 @@
 -- the server's values, and every SET afterwards fails.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
-SELECT plan(22);
+SELECT plan(25);
 
 \ir ../error_of.sql
 
@@ -25,6 +25,7 @@ SET snowflake.datacenter_bits = 0;
 SET snowflake.worker_bits = 10;
 SELECT set_config('snowflake.sequence_bits', '14', false);
 SET LOCAL snowflake.epoch = 1600000000000;
+SET snowflake.layout = 'sonyflake';
 SELECT is(current_setting('snowflake.worker_bits'), '10', 'an ordinary role can SET the placeholder');
 
 -- Loading the library refuses the session's values (PostgreSQL warns).
@@ -37,6 +38,7 @@ SELECT is(current_setting('snowflake.datacenter_bits'), '5', 'SHOW gives the ser
 SELECT is(current_setting('snowflake.worker_bits'), '5', 'SHOW gives the server''s worker_bits');
 SELECT is(current_setting('snowflake.sequence_bits'), '12', 'SHOW gives the server''s sequence_bits');
 SELECT is(current_setting('snowflake.epoch'), '1288834974657', 'SHOW gives the server''s epoch');
+SELECT is(current_setting('snowflake.layout'), '', 'SHOW gives the server''s layout (none: the widths)');
 
 -- 2124549222331764758: 506532006819 ms after the default epoch,
 -- datacenter_id 21, worker_id 13, sequence 22 in the default layout.
@@ -64,6 +66,7 @@ SELECT throws_ok('SET LOCAL snowflake.epoch = 0', '55P02', NULL, 'SET LOCAL of t
 SELECT throws_ok($$SELECT set_config('snowflake.datacenter_bits', '0', false)$$, '55P02', NULL,
                  'set_config() fails');
 SELECT throws_ok('RESET snowflake.sequence_bits', '55P02', NULL, 'RESET fails');
+SELECT throws_ok($$SET snowflake.layout = 'discord'$$, '55P02', NULL, 'SET of the layout fails');
 SELECT throws_ok('SET snowflake.no_such_setting = 1', '42602', NULL,
                  'the snowflake prefix is reserved: no new placeholders');
 SELECT is(current_setting('snowflake.worker_bits'), '5', 'worker_bits is still the server''s');
@@ -74,6 +77,8 @@ SELECT is((SELECT context FROM pg_settings WHERE name = 'snowflake.worker_bits')
           'without the preload the widths are reload settings (only the server''s configuration sets them)');
 SELECT is((SELECT context FROM pg_settings WHERE name = 'snowflake.epoch'), 'sighup',
           'and so is the epoch');
+SELECT is((SELECT context FROM pg_settings WHERE name = 'snowflake.layout'), 'sighup',
+          'and the layout');
 SELECT throws_ok('SET snowflake.worker_bits = 10', '55P02', NULL, 'not even a superuser can SET it');
 
 SELECT * FROM finish();
