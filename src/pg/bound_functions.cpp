@@ -15,7 +15,7 @@ namespace snowflake::pg {
 namespace {
 
 Datum bound_result(int64_t until) {
-  return TimestampTzGetDatum(timestamptz_from_unix_ms(until + settings.layout.epoch_ms()));
+  return TimestampTzGetDatum(timestamptz_from_unix_ms(settings.layout.unix_ms(until)));
 }
 
 }  // namespace
@@ -34,13 +34,15 @@ SNOWFLAKE_FUNCTION(snowflake_restore_bound) {
 }
 
 // snowflake_set_bound(issued_up_to): every ID issued before is of
-// `issued_up_to` or earlier, so the next one is of a later millisecond.
+// `issued_up_to` or earlier, so the next one is of a later unit of the
+// layout's time (a millisecond by default).
 SNOWFLAKE_FUNCTION(snowflake_set_bound) {
   require_issuing_server();
   const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
   const snowflake::Layout& layout = settings.layout;
+  // The unit of the layout's time that holds `ts`.
   const int64_t timestamp =
-      TIMESTAMP_NOT_FINITE(ts) ? 0 : unix_ms_from_timestamptz(ts) - layout.epoch_ms();
+      TIMESTAMP_NOT_FINITE(ts) ? 0 : layout.timestamp_at_unix_ms(unix_ms_from_timestamptz(ts));
   if (TIMESTAMP_NOT_FINITE(ts) || timestamp >= layout.max_timestamp()) {
     ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                     errmsg("snowflake bound %s is outside the range of snowflake timestamps",

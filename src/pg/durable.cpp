@@ -281,7 +281,7 @@ void write_replayed_bound(int64_t until, XLogRecPtr at) {
            errdetail("The record raises the bound above the primary's IDs to %s; a server "
                      "that went past it without writing it could issue some of them again "
                      "after a restart and a promotion.",
-                     timestamp_text(timestamptz_from_unix_ms(until + settings.layout.epoch_ms()))),
+                     timestamp_text(timestamptz_from_unix_ms(settings.layout.unix_ms(until)))),
            errhint("Free space on the data directory's file system, or make pg_snowflake/ "
                    "writable by the server's user; replay then goes on by itself.")));
     }

@@ -156,6 +156,17 @@ cmp_ok($min_after, '>', $last_before,
 is($distinct_after, 5000, 'and the IDs after it are distinct');
 is( $sony->safe_psql('postgres', "SELECT $min_after & 65535"),
 	300, 'still machine 300');
+
+# snowflake_set_bound counts in the layout's unit: 3 ms into a 10 ms unit
+# (9 s ahead: within max_lead, past any bound the IDs above raised), the
+# bound is the next unit, and so is the next ID's time.
+is( $sony->safe_psql(
+		'postgres', q{
+		SELECT date_trunc('second', now()) + interval '9.003 s' AS given \gset
+		SELECT snowflake_set_bound(:'given') = :'given'::timestamptz + interval '7 ms',
+		       snowflake_timestamp(snowflake_nextval()) >= :'given'::timestamptz + interval '7 ms'}),
+	't|t',
+	'snowflake_set_bound rounds up to the layout\'s 10 ms unit, and the next ID follows');
 SnowflakeTest::set_clock_offset($sony, 0);
 $sony->stop;
 
