@@ -9,6 +9,7 @@
 #include "boundary.hpp"
 #include "layouts.hpp"
 #include "settings.hpp"
+#include "text.hpp"
 #include "time.hpp"
 
 namespace snowflake::pg {
@@ -25,7 +26,7 @@ struct CallLayout {
   const char* name() const {
     const text* argument = PG_GETARG_TEXT_PP(argno);
     return psprintf("layout \"%s\"",
-                    quote_layout_text(VARDATA_ANY(argument), VARSIZE_ANY_EXHDR(argument)));
+                    quoted_text(VARDATA_ANY(argument), VARSIZE_ANY_EXHDR(argument)));
   }
 };
 
@@ -162,18 +163,9 @@ void require_fields(const CallLayout& call, const Fields& fields) {
            errhint("Pass a %s within that range.", field.name)));
 }
 
-// Input quoted in an error: at most this many characters, then "...", so that
-// a large argument does not become a large message and log line.
-constexpr int kQuotedCharacters = 40;
-
-const char* quoted_input(const char* text, int length) {
-  const int shown = pg_mbcliplen(text, length, kQuotedCharacters);
-  return shown < length ? psprintf("%s...", pnstrdup(text, shown)) : pnstrdup(text, length);
-}
-
 void require_parsed(const base32::ParseResult& result, const char* text, int length) {
   if (result.status == base32::ParseStatus::kOk) return;
-  const char* shown = quoted_input(text, length);
+  const char* shown = quoted_text(text, static_cast<std::size_t>(length));
   switch (result.status) {
     case base32::ParseStatus::kOk:
       return;

@@ -6,12 +6,11 @@
 #include <new>
 
 #include "boundary.hpp"
+#include "text.hpp"
 
 namespace snowflake::pg {
 
 namespace {
-
-constexpr int kQuotedCharacters = 64;
 
 const char* preset_names() {
   StringInfoData names;
@@ -45,16 +44,10 @@ struct CachedLayout {
 
 }  // namespace
 
-const char* quote_layout_text(const char* text, std::size_t length) {
-  const int limit = pg_mbcharcliplen(text, static_cast<int>(length), kQuotedCharacters);
-  if (static_cast<std::size_t>(limit) >= length) return pnstrdup(text, length);
-  return psprintf("%s...", pnstrdup(text, limit));
-}
-
 LayoutTextError explain_layout_text(const ParsedLayout& parsed, const char* text,
                                     std::size_t length) {
   const int character = pg_mbstrlen_with_len(text, static_cast<int>(parsed.position)) + 1;
-  const char* item = quote_layout_text(text + parsed.position, parsed.length);
+  const char* item = quoted_text(text + parsed.position, parsed.length);
   const char* at = psprintf("At character %d, \"%s\"", character, item);
   const LayoutParts& parts = parsed.parts;
   const char* detail = nullptr;
@@ -149,7 +142,7 @@ const Layout& layout_argument(FunctionCallInfo fcinfo, int argno) {
                     errmsg(parsed.problem == LayoutTextProblem::kUnknownPreset
                                ? "unknown snowflake layout \"%s\""
                                : "invalid snowflake layout \"%s\"",
-                           quote_layout_text(chars, length)),
+                           quoted_text(chars, length)),
                     errdetail("%s", error.detail), errhint("%s", error.hint)));
   }
   if (cached == nullptr || cached->length < length) {

@@ -21,9 +21,6 @@ struct LayoutTextError {
 LayoutTextError explain_layout_text(const ParsedLayout& parsed, const char* text,
                                     std::size_t length);
 
-// `text`, quoted for a message: at most 64 characters, then "...".
-const char* quote_layout_text(const char* text, std::size_t length);
-
 // The layout of the SQL function's text argument `argno`, or an error
 // (SQLSTATE 22023). Parsed once per call site, while the text stays the same
 // (cached in fn_extra).

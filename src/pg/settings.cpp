@@ -364,7 +364,7 @@ LayoutParts layout_of_setting(const char* text) {
     const LayoutTextError error = explain_layout_text(parsed, text, strlen(text));
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("invalid value for parameter \"snowflake.layout\": \"%s\"",
-                           quote_layout_text(text, strlen(text))),
+                           quoted_text(text, strlen(text))),
                     errdetail("%s", error.detail), errhint("%s", error.hint)));
   }
   LayoutParts parts = parsed.parts;
@@ -383,7 +383,7 @@ LayoutParts layout_of_setting(const char* text) {
     if (!width_configured[i] || widths[i].configured == widths[i].in_layout) continue;
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s = %d contradicts snowflake.layout = '%s'", widths[i].name,
-                           widths[i].configured, quote_layout_text(text, strlen(text))),
+                           widths[i].configured, quoted_text(text, strlen(text))),
                     errdetail("That layout gives the field %d bits.", widths[i].in_layout),
                     errhint("Remove %s from the configuration: snowflake.layout sets every width.",
                             widths[i].name)));
@@ -434,7 +434,7 @@ void establish_layout(const char* layout_text) {
         ERROR,
         (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
          errmsg("the epoch of snowflake.layout = '%s' is in the future",
-                quote_layout_text(text, strlen(text))),
+                quoted_text(text, strlen(text))),
          errdetail("Its epoch is %s.", timestamp_text(timestamptz_from_unix_ms(parts.epoch_ms))),
          errhint("Give the layout an epoch in the past, such as 'epoch:%s'.", kDefaultEpochText)));
   }

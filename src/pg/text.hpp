@@ -1,8 +1,10 @@
-// Text from outside the server (libpq's messages, a registry's rows) made fit
-// for the server log and error messages.
+// Text from outside the server (libpq's messages, a registry's rows, the
+// arguments of SQL functions) made fit for the server log and error messages.
 #pragma once
 
 #include <cstddef>
+
+#include "postgres.hpp"
 
 namespace snowflake::pg {
 
@@ -20,6 +22,16 @@ inline void copy_printable(char* target, size_t size, const char* source) {
   }
   while (length > 0 && target[length - 1] == ' ') length--;
   target[length] = '\0';
+}
+
+// `text` (`length` bytes, the server's encoding), quoted in a message: at most
+// 64 characters, then "...", so that a large argument never becomes a large
+// message and log line. palloc'd.
+inline const char* quoted_text(const char* text, std::size_t length) {
+  constexpr int kQuotedCharacters = 64;
+  const int limit = pg_mbcharcliplen(text, static_cast<int>(length), kQuotedCharacters);
+  if (static_cast<std::size_t>(limit) >= length) return pnstrdup(text, length);
+  return psprintf("%s...", pnstrdup(text, limit));
 }
 
 }  // namespace snowflake::pg
