@@ -111,4 +111,14 @@ inline void guc_extra_free(void* extra) {
 #endif
 }
 
+// Serves the startup process's interrupts (a shutdown, a reload) during a
+// wait in redo. 18 renamed HandleStartupProcInterrupts.
+inline void process_startup_interrupts() {
+#if PG_VERSION_NUM >= 180000
+  ProcessStartupProcInterrupts();
+#else
+  HandleStartupProcInterrupts();
+#endif
+}
+
 }  // namespace snowflake::pg::compat

@@ -289,7 +289,7 @@ void write_replayed_bound(int64_t until, XLogRecPtr at) {
                     PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);
     if (AmStartupProcess())
-      HandleStartupProcInterrupts();
+      compat::process_startup_interrupts();
     else
       CHECK_FOR_INTERRUPTS();
     if (attempt > 0 && attempt % 60 == 0)
