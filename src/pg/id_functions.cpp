@@ -201,6 +201,32 @@ void require_parsed(const base32::ParseResult& result, const char* text, int len
   }
 }
 
+// snowflake_decode's row type, blessed once per backend and function: made
+// from the function's OUT parameters at every call, it cost four times the
+// decoding itself. Both signatures have their own entry.
+TupleDesc decoded_row(FunctionCallInfo fcinfo) {
+  struct Entry {
+    Oid function;
+    TupleDesc descriptor;
+  };
+  static Entry entries[4];
+  const Oid function = fcinfo->flinfo->fn_oid;
+  for (const Entry& entry : entries)
+    if (entry.function == function && likely(OidIsValid(function))) return entry.descriptor;
+  TupleDesc descriptor;
+  if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+    elog(ERROR, "snowflake_decode: return type must be a row type");
+  MemoryContext previous = MemoryContextSwitchTo(TopMemoryContext);
+  descriptor = BlessTupleDesc(CreateTupleDescCopy(descriptor));
+  MemoryContextSwitchTo(previous);
+  for (Entry& entry : entries) {
+    if (OidIsValid(entry.function)) continue;
+    entry = {function, descriptor};
+    break;
+  }
+  return descriptor;
+}
+
 }  // namespace
 }  // namespace snowflake::pg
 
@@ -212,9 +238,7 @@ SNOWFLAKE_FUNCTION(snowflake_decode) {
   const int64_t id = PG_GETARG_INT64(0);
   const CallLayout call = call_layout(fcinfo, 1);
   require_valid_id(call, id);
-  TupleDesc descriptor;
-  if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
-    elog(ERROR, "snowflake_decode: return type must be a row type");
+  const TupleDesc descriptor = decoded_row(fcinfo);
   const snowflake::Fields fields = call.layout.decompose(id);
   Datum values[4] = {
       TimestampTzGetDatum(time_of_id(call, id)),
@@ -223,7 +247,7 @@ SNOWFLAKE_FUNCTION(snowflake_decode) {
       Int32GetDatum(static_cast<int32>(fields.sequence)),
   };
   bool nulls[4] = {false, false, false, false};
-  PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
+  PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_timestamp) {
