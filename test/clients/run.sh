@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The clients layer (scripts/test.sh clients): the drivers and ORMs that
+# applications use, each running the recipes of doc/clients.md against a real
+# server that preloads snowflake, and each asserting that the IDs came back
+# exact, singly and in bulk, that a foreign key holds them, and that they
+# decode; and the traps of the guide, each shown to lose or refuse what the
+# recipe keeps. Run by scripts/test.sh, which has installed the extension and
+# the Debian packages (scripts/install-deps.sh --clients).
+#
+#   test/clients/run.sh                 every client
+#   test/clients/run.sh psycopg knex    some (the names are in CLIENTS below)
+#
+# It installs the npm packages of test/clients/node/package-lock.json into
+# test/clients/node/node_modules (npm ci, only when the lock file changed),
+# then runs in a network namespace of its own: the server listens on its
+# loopback (pgjdbc speaks TCP only), where no other server on this machine can
+# be, and the namespace goes away with the layer. Each client gets a database
+# of its own. Prints "clients: N passed, N failed" and fails if any failed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+CLIENTS=(snippets psycopg psycopg2 sqlalchemy django pgjdbc hibernate activerecord pgx
+    node-postgres knex sequelize typeorm drizzle json)
+
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh
+# Debian's interpreters first: the libraries are Debian's, installed for them.
+export PATH="/usr/bin:/bin:$PG_BIN:$PATH"
+
+if [ -z "${SNOWFLAKE_CLIENTS_NETNS:-}" ]; then
+    lock=test/clients/node/package-lock.json
+    stamp=test/clients/node/node_modules/.snowflake-lock.sha256
+    if ! sha256sum --status -c "$stamp" 2>/dev/null; then
+        echo "npm ci (test/clients/node, from $lock)"
+        (cd test/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+        sha256sum "$lock" >"$stamp"
+    fi
+    exec unshare --net -- env SNOWFLAKE_CLIENTS_NETNS=1 "$0" "$@"
+fi
+
+ip link set lo up
+# shellcheck source=scripts/cluster.sh
+source scripts/cluster.sh
+trap clusters_cleanup EXIT
+cluster_start clients 5432 "listen_addresses = '127.0.0.1'" \
+    "shared_preload_libraries = 'snowflake'" \
+    "snowflake.datacenter_id = 3" "snowflake.worker_id = 7"
+# Every client reads these (libpq's variables; the JVM gets a JDBC URL).
+export PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres
+export SNOWFLAKE_DATACENTER_ID=3 SNOWFLAKE_WORKER_ID=7
+
+# The Go packages Debian installs, in GOPATH mode (no module proxy here).
+export GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=$ROOT/build/clients/go-cache
+case $PG_MAJOR in 15) pgx_tag=pgxv4 ;; *) pgx_tag=pgxv5 ;; esac
+
+JARS=/usr/share/java
+HIBERNATE_CLASSPATH=$(printf "$JARS/%s.jar:" hibernate-core geronimo-jpa_2.0_spec geronimo-jta-1.2-spec \
+    hibernate-commons-annotations antlr commons-collections3 dom4j slf4j-api slf4j-nop javassist postgresql)
+
+# The command that runs one client's tests, from the checkout.
+client_command() {
+    case $1 in
+        snippets) echo "python3 test/clients/snippets.py --check" ;;
+        psycopg | psycopg2 | sqlalchemy) echo "python3 test/clients/python/test_$1.py -v" ;;
+        django) echo "test/clients/django/run.sh" ;;
+        pgjdbc) echo "java -cp $JARS/postgresql.jar test/clients/java/Pgjdbc.java" ;;
+        hibernate) echo "java -cp $HIBERNATE_CLASSPATH test/clients/java/HibernateClient.java" ;;
+        activerecord) echo "ruby test/clients/ruby/activerecord_test.rb" ;;
+        pgx) echo "go test -count=1 -v -tags $pgx_tag ./test/clients/go" ;;
+        node-postgres | knex | sequelize | typeorm | drizzle | json) echo "node --test test/clients/node/$1.test.js" ;;
+        *) return 1 ;;
+    esac
+}
+
+selected=("$@")
+[ ${#selected[@]} -gt 0 ] || selected=("${CLIENTS[@]}")
+for client in "${selected[@]}"; do
+    client_command "$client" >/dev/null || { echo "unknown client: $client (one of: ${CLIENTS[*]})" >&2; exit 2; }
+done
+
+mkdir -p build/clients
+passed=0 failed=0 results=()
+for client in "${selected[@]}"; do
+    printf '\n--- %s ---\n' "$client"
+    database=clients_${client//-/_}
+    cluster_psql clients -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $database" -c "CREATE DATABASE $database"
+    cluster_psql clients -q -d "$database" -c "CREATE EXTENSION snowflake"
+    started=$SECONDS
+    # shellcheck disable=SC2046
+    if PGDATABASE=$database DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$database" \
+        JDBC_URL="jdbc:postgresql://127.0.0.1:5432/$database?user=postgres" \
+        $(client_command "$client"); then
+        passed=$((passed + 1))
+        results+=("$(printf '%-14s passed  %4d s' "$client" $((SECONDS - started)))")
+    else
+        failed=$((failed + 1))
+        results+=("$(printf '%-14s FAILED  %4d s' "$client" $((SECONDS - started)))")
+        cluster_log_tail clients
+    fi
+done
+
+printf '\n=== clients (PostgreSQL %s) ===\n' "$("$PG_CONFIG" --version | cut -d' ' -f2)"
+printf '  %s\n' "${results[@]}"
+echo "clients: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
