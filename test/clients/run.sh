@@ -57,14 +57,22 @@ JARS=/usr/share/java
 HIBERNATE_CLASSPATH=$(printf "$JARS/%s.jar:" hibernate-core geronimo-jpa_2.0_spec geronimo-jta-1.2-spec \
     hibernate-commons-annotations antlr commons-collections3 dom4j slf4j-api slf4j-nop javassist postgresql)
 
+# Compiles test/clients/java/CLASS.java and runs it.
+java_run() {
+    local classpath=$1 class=$2
+    mkdir -p build/clients/java
+    javac -d build/clients/java -cp "$classpath" "test/clients/java/$class.java" \
+        && java -cp "build/clients/java:$classpath" "$class"
+}
+
 # The command that runs one client's tests, from the checkout.
 client_command() {
     case $1 in
         snippets) echo "python3 test/clients/snippets.py --check" ;;
         psycopg | psycopg2 | sqlalchemy) echo "python3 test/clients/python/test_$1.py -v" ;;
         django) echo "test/clients/django/run.sh" ;;
-        pgjdbc) echo "java -cp $JARS/postgresql.jar test/clients/java/Pgjdbc.java" ;;
-        hibernate) echo "java -cp $HIBERNATE_CLASSPATH test/clients/java/HibernateClient.java" ;;
+        pgjdbc) echo "java_run $JARS/postgresql.jar Pgjdbc" ;;
+        hibernate) echo "java_run $HIBERNATE_CLASSPATH HibernateClient" ;;
         activerecord) echo "ruby test/clients/ruby/activerecord_test.rb" ;;
         pgx) echo "go test -count=1 -v -tags $pgx_tag ./test/clients/go" ;;
         node-postgres | knex | sequelize | typeorm | drizzle | json) echo "node --test test/clients/node/$1.test.js" ;;
