@@ -24,9 +24,9 @@ source scripts/postgresql.sh
 # (CLANG and LLVM_CONFIG in its Makefile.global): PGXS compiles LLVM bitcode
 # for the JIT with exactly that clang.
 case $PG_MAJOR in
-    15) llvm=14 pgx=v4 ;;  # bookworm
-    17) llvm=19 pgx=v5 ;;  # trixie
-    18) llvm=21 pgx=v5 ;;  # forky, sid
+    15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) ;;  # bookworm
+    17) llvm=19 pgx=(golang-github-jackc-pgx-v{4,5}-dev) ;;  # trixie
+    18) llvm=21 pgx=(golang-github-jackc-pgx-v{4,5}-dev) ;;  # forky, sid
     *)
         echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17 and 18 are supported)" >&2
         exit 1
@@ -74,7 +74,7 @@ clients=(
     default-jdk-headless libpostgresql-jdbc-java
     libhibernate3-java libjavassist-java    # Hibernate ORM and its bytecode provider (a Recommends)
     ruby ruby-activerecord ruby-pg ruby-minitest
-    golang-go "golang-github-jackc-pgx-$pgx-dev"
+    golang-go "${pgx[@]}"                   # pgx v4, and v5 where Debian has it
     nodejs npm
 )
 
