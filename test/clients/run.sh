@@ -99,6 +99,9 @@ for client in "${selected[@]}"; do
     client_command "$client" >/dev/null || { echo "unknown client: $client (one of: ${CLIENTS[*]})" >&2; exit 2; }
 done
 
+# The JSON each language writes, for the json test; only this run's.
+rm -rf build/clients/json
+export SNOWFLAKE_CLIENTS_RAN="${selected[*]}"
 mkdir -p build/clients
 passed=0 failed=0 results=()
 for client in "${selected[@]}"; do

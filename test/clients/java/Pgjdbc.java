@@ -117,6 +117,18 @@ public class Pgjdbc {
         check(datacenterId == Integer.parseInt(System.getenv("SNOWFLAKE_DATACENTER_ID"))
               && workerId == Integer.parseInt(System.getenv("SNOWFLAKE_WORKER_ID")),
               "the ID decodes to this node: " + datacenterId + ", " + workerId);
+
+        // The JSON option doc/clients.md declines: with a key type of its own,
+        // getObject returns a PGobject, not a Long (what JPA maps a key to).
+        try (Connection conn = DriverManager.getConnection(url);
+             Statement statement = conn.createStatement()) {
+            statement.execute(Files.readString(Path.of("test/clients/json_type_probe.sql")));
+            try (ResultSet row = statement.executeQuery("SELECT id FROM probe")) {
+                row.next();
+                Object value = row.getObject(1);
+                check(!(value instanceof Long), "a key type of its own comes back as " + value.getClass().getName());
+            }
+        }
         System.out.println(failures == 0 ? "pgjdbc: all checks passed" : "pgjdbc: " + failures + " checks failed");
         System.exit(failures == 0 ? 0 : 1);
     }

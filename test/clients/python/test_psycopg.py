@@ -1,5 +1,6 @@
 """psycopg 3 (Debian's python3-psycopg): the recipe of doc/clients.md."""
 import json
+import pathlib
 import unittest
 
 import psycopg
@@ -49,6 +50,15 @@ class Psycopg(IdChecks, unittest.TestCase):
             "default": json.dumps({"id": customer_id}),
             "safe": json.dumps({"id": str(customer_id)}),
         })
+
+    def test_a_type_of_its_own_comes_back_as_str(self):
+        """The JSON option doc/clients.md declines: with a key type of its
+        own, to_json writes a string, but psycopg returns str, not int."""
+        with psycopg.connect() as conn:
+            conn.execute((pathlib.Path(__file__).resolve().parents[1] / "json_type_probe.sql").read_text())
+            value, as_json = conn.execute("SELECT id, to_json(probe)->>'id' FROM probe").fetchone()
+        self.assertIsInstance(value, str)
+        self.assertEqual(value, as_json)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,14 @@ class ActiveRecordRecipe < Minitest::Test
     ))
   end
 
+  # The JSON option doc/clients.md declines: with a key type of its own,
+  # to_json writes a string, but ActiveRecord treats the key as a String.
+  def test_a_type_of_its_own_is_a_string
+    ActiveRecord::Base.connection.execute(File.read(File.expand_path("../json_type_probe.sql", __dir__)))
+    probe = Class.new(ActiveRecord::Base) { self.table_name = "probe" }
+    assert_kind_of String, probe.first.id
+  end
+
   def test_schema_dump_keeps_the_default
     dump = StringIO.new
     ActiveRecord::SchemaDumper.dump(ActiveRecord::Base.connection, dump)
