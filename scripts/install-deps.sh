@@ -42,6 +42,7 @@ runtime=(
 )
 testing=(
     "postgresql-$PG_MAJOR-pgtap"          # pgTAP in the server
+    "postgresql-$PG_MAJOR-partman"        # pg_partman: time partitions keyed by the ID (test/pgtap)
     libtap-parser-sourcehandler-pgtap-perl # pg_prove
     perl                                  # prove, Test::More, JSON::PP
     libipc-run-perl                       # PostgreSQL::Test::Cluster

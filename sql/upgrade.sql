@@ -67,3 +67,6 @@ DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.3';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+-- snowflake_id_span (time partitions keyed by the ID): one day of IDs.
+SELECT to_regprocedure('snowflake_id_span(interval)') IS NOT NULL AS has_id_span,
+       snowflake_id_span('1 day') = 86400000::bigint << 22 AS one_day;
