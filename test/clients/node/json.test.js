@@ -7,6 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const pg = require('pg');
 const { query, checkout } = require('./checks');
 
 // An ID JavaScript cannot hold as a number: every snowflake ID of the default
@@ -41,23 +42,29 @@ test('JSON from PostgreSQL: a domain over bigint is still a number', async () =>
 });
 
 test('JSON from PostgreSQL: the ID as text or base32 arrives exact', async () => {
-  const [{ exact, ...forms }] = await query(`
-    SELECT id::text AS exact,
+  const client = new pg.Client();
+  await client.connect();
+  const [withTextId, built, base32] = (await client.query(`
     -- guide: begin json-safe
-    to_jsonb(c) || jsonb_build_object('id', c.id::text) AS with_text_id,   -- every column, the id a string
-    json_build_object('id', c.id::text, 'name', c.name) AS built,           -- the columns named
-    json_build_object('id', snowflake_to_base32(c.id)) AS base32            -- {"id":"1ASD13XH1F800"}
+    SELECT to_jsonb(c) || jsonb_build_object('id', c.id::text) FROM customers c;  -- every column, the id a string
+    SELECT json_build_object('id', c.id::text, 'name', c.name) FROM customers c;  -- the columns named
+    SELECT json_build_object('id', snowflake_to_base32(c.id)) FROM customers c;   -- {"id":"1ASD13XH1F800"}
     -- guide: end
-    FROM customers c ORDER BY id LIMIT 1`);
-  assert.equal(forms.with_text_id.id, exact);
-  assert.equal(forms.with_text_id.name, 'Ada');
-  assert.equal(forms.built.id, exact);
-  assert.match(forms.base32.id, /^[0-9A-HJKMNP-TV-Z]{13}$/);
-  const [{ id }] = await query('SELECT snowflake_from_base32($1)::text AS id', [forms.base32.id]);
-  assert.equal(id, exact);
-  // And parsed from the text, as a browser would parse an API's response.
-  const [{ text }] = await query("SELECT (to_jsonb(c) || jsonb_build_object('id', c.id::text))::text AS text FROM customers c ORDER BY id LIMIT 1");
-  assert.equal(JSON.parse(text).id, exact);
+  `)).map((result) => result.rows.map((row) => Object.values(row)[0]));
+  // And parsed from the text, as a browser parses an API's response.
+  const { rows: texts } = await client.query(
+    "SELECT (to_jsonb(c) || jsonb_build_object('id', c.id::text))::text AS text FROM customers c");
+  await client.end();
+  const exact = (await query('SELECT id::text FROM customers ORDER BY 1')).map((row) => row.id);
+  const sorted = (values) => [...values].sort();
+  assert.deepEqual(sorted(withTextId.map((row) => row.id)), exact);
+  assert.ok(withTextId.every((row) => typeof row.name === 'string'), 'and the other columns');
+  assert.deepEqual(sorted(built.map((row) => row.id)), exact);
+  assert.deepEqual(sorted(texts.map((row) => JSON.parse(row.text).id)), exact);
+  for (const { id } of base32) assert.match(id, /^[0-9A-HJKMNP-TV-Z]{13}$/);
+  const decoded = await query('SELECT snowflake_from_base32(code)::text AS id FROM unnest($1::text[]) AS code',
+    [base32.map((row) => row.id)]);
+  assert.deepEqual(sorted(decoded.map((row) => row.id)), exact);
 });
 
 test('JSON from PostgreSQL: a key type of its own would be written as a string (the option declined)', async () => {

@@ -31,6 +31,7 @@ test('node-postgres: the recipe', async () => {
   assert.equal(bulkIds.length, 3);
   await assertDecodes(customerId);
   assert.deepEqual([decoded.datacenter_id, decoded.worker_id], [3, 7]);
+  assert.equal(JSON.parse(JSON.stringify({ id: customerId })).id, customerId, 'a string stays exact in JSON');
   const { rows: [order] } = await pool.query(
     'SELECT o.item FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.id = $1', [customerId]);
   assert.equal(order.item, 'book');

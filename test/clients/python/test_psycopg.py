@@ -46,9 +46,12 @@ class Psycopg(IdChecks, unittest.TestCase):
                 [customer_id],
             ).fetchone()[0]
         self.assertEqual(item, "book")
+        # guide: begin python-json
+        payload = json.dumps({"id": str(customer_id), "name": "Ada"})  # the id as a JSON string
+        # guide: end
         write_json_forms("python", str(customer_id), {
-            "default": json.dumps({"id": customer_id}),
-            "safe": json.dumps({"id": str(customer_id)}),
+            "default": json.dumps({"id": customer_id, "name": "Ada"}),
+            "safe": payload,
         })
 
     def test_a_type_of_its_own_comes_back_as_str(self):
