@@ -23,7 +23,9 @@ void _PG_init(void) {
   snowflake::pg::register_wal_resource_manager();
   snowflake::pg::request_node_memory();
   snowflake::pg::request_registry_memory();
-  snowflake::pg::register_registry_worker();
+  // pg_upgrade starts servers in binary-upgrade mode only to dump or restore
+  // their schemas; the registry has nothing to do there.
+  if (!IsBinaryUpgrade) snowflake::pg::register_registry_worker();
 }
 
 }  // extern "C"

@@ -3,6 +3,9 @@
 // PQsendQueryParams on a non-blocking connection, and every wait for its
 // socket is on the worker's latch with a deadline (request_timeout_ms()), so
 // a shutdown, a reload or the postmaster's death is never held up for long.
+// After every wake-up the worker's interrupts are served as a backend's are
+// (absorb_interrupts(), worker.cpp): a ProcSignalBarrier is absorbed at once,
+// and a query cancel ends the request in flight.
 //
 // The table. It is resolved once per connection through the connection's
 // search_path (see connect_registry()), and every statement names it with its
@@ -69,6 +72,10 @@ bool wait_for_socket(int events, int64_t deadline_us, char* error) {
         WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events, socket,
                           static_cast<long>((left_us + 999) / 1000), PG_WAIT_EXTENSION);
     if (ready & WL_LATCH_SET) ResetLatch(MyLatch);
+    if (absorb_interrupts()) {
+      snprintf(error, kErrorSize, "the request to the registry was canceled (pg_cancel_backend)");
+      return false;
+    }
     if (ready & events) return true;
   }
 }

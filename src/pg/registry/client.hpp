@@ -12,6 +12,11 @@ extern "C" {
 
 namespace snowflake::pg::registry {
 
+// Serves the worker's pending interrupts after a wait, as CHECK_FOR_INTERRUPTS()
+// serves a backend's (worker.cpp); true if a query cancel asked to end the
+// request in flight.
+bool absorb_interrupts();
+
 // How long connecting and each statement may take (also the registry's
 // statement_timeout and lock_timeout), in ms.
 int request_timeout_ms();

@@ -5,6 +5,19 @@
 // (view.cpp), which backends read (lease.cpp). Every wait is on its latch with
 // a deadline, so shutdown and reloads are never held up for long.
 //
+// Interrupts. The worker is a backend without a database (it has a PGPROC and
+// a ProcSignal slot), so every operation that waits for all backends to
+// absorb a ProcSignalBarrier (DROP DATABASE, ALTER DATABASE ... SET
+// TABLESPACE, DROP TABLESPACE, CREATE DATABASE ... STRATEGY FILE_COPY)
+// waits for it too. After every wait (its latch here, its socket in
+// client.cpp) it serves them as CHECK_FOR_INTERRUPTS() serves a backend's:
+// barriers are absorbed, memory contexts logged on request; a query cancel
+// (pg_cancel_backend) ends the registry request in flight, which then counts
+// as a failed attempt and is retried. SIGHUP reloads the configuration
+// between rounds. SIGTERM asks for a clean shutdown rather than an immediate
+// exit (PostgreSQL's auxiliary processes do the same), because the worker
+// gives its lease back first (see "Release"); that takes at most a second.
+//
 // The rule that keeps two nodes apart. A node issues IDs only while its
 // monotonic clock (CLOCK_BOOTTIME: it counts suspended time too) reads less than
 //     valid_until = (that clock's time the last accepted renewal was sent)
@@ -328,6 +341,20 @@ void reload() {
 
 }  // namespace snowflake::pg
 
+namespace snowflake::pg::registry {
+
+bool absorb_interrupts() {
+  // Nothing else is "in flight" for a cancel to end: the request that is
+  // gets told, and outside one the cancel is dropped, as an idle backend
+  // drops it.
+  const bool canceled = QueryCancelPending;
+  QueryCancelPending = false;
+  CHECK_FOR_INTERRUPTS();
+  return canceled;
+}
+
+}  // namespace snowflake::pg::registry
+
 using namespace snowflake;
 using namespace snowflake::pg;
 
@@ -378,6 +405,7 @@ void snowflake_registry_main(Datum) {
                     WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | (timeout_ms >= 0 ? WL_TIMEOUT : 0),
                     timeout_ms, PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);
+    (void)absorb_interrupts();
   }
   release();
   disconnect();
