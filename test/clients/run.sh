@@ -68,14 +68,22 @@ java_run() {
 # The pgx test, and where Debian packages pgx v5 too, the same test with the
 # import changed to v5 (the recipe's calls are the same in both).
 pgx_run() {
-    go test -count=1 -v ./test/clients/go || return 1
+    go test -count=1 -vet=off -v ./test/clients/go || return 1
     [ -d "$GOPATH/src/github.com/jackc/pgx/v5" ] || return 0
     rm -rf build/clients/pgx-v5
     mkdir -p build/clients/pgx-v5
     sed 's|"github.com/jackc/pgx/v4"|"github.com/jackc/pgx/v5"|' test/clients/go/pgx_test.go \
         >build/clients/pgx-v5/pgx_test.go
     echo "--- the same with pgx v5 ---"
-    go test -count=1 -v ./build/clients/pgx-v5
+    fresh_database clients_pgx_v5
+    PGDATABASE=clients_pgx_v5 DATABASE_URL=postgresql://postgres@127.0.0.1:5432/clients_pgx_v5 \
+        go test -count=1 -vet=off -v ./build/clients/pgx-v5
+}
+
+# An empty database with the extension.
+fresh_database() {
+    cluster_psql clients -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"
+    cluster_psql clients -q -d "$1" -c "CREATE EXTENSION snowflake"
 }
 
 # The command that runs one client's tests, from the checkout.
@@ -107,8 +115,7 @@ passed=0 failed=0 results=()
 for client in "${selected[@]}"; do
     printf '\n--- %s ---\n' "$client"
     database=clients_${client//-/_}
-    cluster_psql clients -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $database" -c "CREATE DATABASE $database"
-    cluster_psql clients -q -d "$database" -c "CREATE EXTENSION snowflake"
+    fresh_database "$database"
     started=$SECONDS
     # shellcheck disable=SC2046
     if PGDATABASE=$database DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$database" \
