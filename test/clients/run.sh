@@ -25,7 +25,7 @@ CLIENTS=(snippets psycopg psycopg2 sqlalchemy django pgjdbc hibernate activereco
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh
 # Debian's interpreters first: the libraries are Debian's, installed for them.
-export PATH="/usr/bin:/bin:$PG_BIN:$PATH"
+export PATH="$PG_BIN:/usr/bin:/bin:$PATH"
 
 if [ -z "${SNOWFLAKE_CLIENTS_NETNS:-}" ]; then
     lock=test/clients/node/package-lock.json
