@@ -67,6 +67,10 @@ DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.3';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+-- 1.4's functions that give a node its bound are not for PUBLIC.
+SELECT p.oid::regprocedure AS function,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_executes
+  FROM pg_proc p WHERE proname IN ('snowflake_restore_bound', 'snowflake_set_bound') ORDER BY 1;
 -- snowflake_id_span (time partitions keyed by the ID): one day of IDs.
 SELECT to_regprocedure('snowflake_id_span(interval)') IS NOT NULL AS has_id_span,
        snowflake_id_span('1 day') = 86400000::bigint << 22 AS one_day;
