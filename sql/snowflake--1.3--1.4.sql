@@ -152,6 +152,7 @@ BEGIN
     END IF;
 END
 $function$;
+
 -- Time partitions keyed by the ID (doc/clients.md, "Time partitions").
 -- How many IDs an interval spans in this node's layout: one millisecond is
 -- the distance between the smallest IDs of two consecutive milliseconds,
