@@ -22,11 +22,12 @@ source scripts/postgresql.sh
 
 # The clang and LLVM that Debian's build of each major was configured with
 # (CLANG and LLVM_CONFIG in its Makefile.global): PGXS compiles LLVM bitcode
-# for the JIT with exactly that clang.
+# for the JIT with exactly that clang. And the pgx (Go's PostgreSQL driver)
+# its Debian release packages, for the clients layer.
 case $PG_MAJOR in
     15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) ;;  # bookworm
-    17) llvm=19 pgx=(golang-github-jackc-pgx-v{4,5}-dev) ;;  # trixie
-    18) llvm=21 pgx=(golang-github-jackc-pgx-v{4,5}-dev) ;;  # forky, sid
+    17) llvm=19 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # trixie
+    18) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # forky, sid
     *)
         echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17 and 18 are supported)" >&2
         exit 1
@@ -75,7 +76,7 @@ clients=(
     default-jdk-headless libpostgresql-jdbc-java
     libhibernate3-java libjavassist-java    # Hibernate ORM and its bytecode provider (a Recommends)
     ruby ruby-activerecord ruby-pg ruby-minitest
-    golang-go "${pgx[@]}"                   # pgx v4, and v5 where Debian has it
+    golang-go "${pgx[@]}"                   # pgx: v4 on bookworm, v5 where Debian has it
     nodejs npm
 )
 

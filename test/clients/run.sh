@@ -65,19 +65,16 @@ java_run() {
         && java -cp "build/clients/java:$classpath" "$class"
 }
 
-# The pgx test, and where Debian packages pgx v5 too, the same test with the
-# import changed to v5 (the recipe's calls are the same in both).
+# The pgx test with pgx v4 or, where Debian packages pgx v5, with a copy whose
+# import (and pgxMajor) says v5: the recipe's calls are the same in both.
 pgx_run() {
-    go test -count=1 -vet=off -v ./test/clients/go || return 1
-    [ -d "$GOPATH/src/github.com/jackc/pgx/v5" ] || return 0
+    [ -d "$GOPATH/src/github.com/jackc/pgx/v5" ] || { go test -count=1 -vet=off -v ./test/clients/go; return; }
     rm -rf build/clients/pgx-v5
     mkdir -p build/clients/pgx-v5
-    sed 's|"github.com/jackc/pgx/v4"|"github.com/jackc/pgx/v5"|' test/clients/go/pgx_test.go \
-        >build/clients/pgx-v5/pgx_test.go
-    echo "--- the same with pgx v5 ---"
-    fresh_database clients_pgx_v5
-    PGDATABASE=clients_pgx_v5 DATABASE_URL=postgresql://postgres@127.0.0.1:5432/clients_pgx_v5 \
-        go test -count=1 -vet=off -v ./build/clients/pgx-v5
+    sed 's|"github.com/jackc/pgx/v4"|"github.com/jackc/pgx/v5"|; s|^const pgxMajor = 4$|const pgxMajor = 5|' \
+        test/clients/go/pgx_test.go >build/clients/pgx-v5/pgx_test.go
+    echo "pgx v5: build/clients/pgx-v5/pgx_test.go"
+    go test -count=1 -vet=off -v ./build/clients/pgx-v5
 }
 
 # An empty database with the extension.
