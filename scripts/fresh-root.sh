@@ -39,7 +39,13 @@
 #   /usr/sbin/policy-rc.d forbids service starts, so the postgresql packages
 #   do not start the `main` cluster they create. The scripts never use that
 #   cluster; without it, nothing in the root listens on the network.
-# - The root shares the host's network namespace (apt needs the network).
+# - The root shares the host's network namespace (apt needs the network),
+#   and its view of the network: the host's /etc/resolv.conf, and the host's
+#   trusted certificates as /etc/ssl/host-ca-certificates.crt, which the
+#   commands' Node.js adds to its own (NODE_EXTRA_CA_CERTS), so that npm
+#   reaches its registry wherever the host does (through a TLS-inspecting
+#   proxy, whose certificate authority the host trusts and a pristine root
+#   does not). apt reads Debian's archive over plain HTTP and needs neither.
 #   Nothing run there can take a port from a cluster on the host: every
 #   server the scripts start listens on a Unix socket only, in a directory of
 #   its own inside the root (scripts/cluster.sh; PostgreSQL::Test::Cluster
@@ -221,6 +227,12 @@ log "unpacking a pristine root in $ROOT"
 tar --numeric-owner -C "$ROOT" -xpf "$TARBALL"
 chmod 755 "$ROOT"  # mktemp made it 0700: the postgres user must reach /
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+host_certificates=
+if [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+    mkdir -p "$ROOT/etc/ssl"
+    cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/host-ca-certificates.crt"
+    host_certificates=NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt
+fi
 mount_in_root /proc -t proc proc
 mount_in_root /dev --bind /dev
 mount --make-private "$ROOT/dev"
@@ -253,7 +265,7 @@ fi
 LOGS=/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$LOGS"
 in_root() {
-    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $host_certificates \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         /bin/bash -c "cd /root/snowflake && $1"
 }

@@ -13,6 +13,8 @@
 #   scripts/install-deps.sh --packaging
 #                                      what the tour needs and what building the
 #                                      Debian packages needs (scripts/package.sh)
+#   scripts/install-deps.sh --clients  what the tour needs and the clients layer's
+#                                      languages, drivers and ORMs (test/clients/)
 #
 # Every package is named here: installs run with --no-install-recommends, so a
 # Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
@@ -24,12 +26,13 @@ source scripts/postgresql.sh
 
 # The clang and LLVM that Debian's build of each major was configured with
 # (CLANG and LLVM_CONFIG in its Makefile.global): PGXS compiles LLVM bitcode
-# for the JIT with exactly that clang.
+# for the JIT with exactly that clang. And the pgx (Go's PostgreSQL driver)
+# its Debian release packages, for the clients layer.
 case $PG_MAJOR in
-    15) llvm=14 ;;  # bookworm
-    17) llvm=19 ;;  # trixie
-    18) llvm=21 ;;  # forky, sid
-    19) llvm=21 ;;  # experimental, on forky and sid
+    15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) ;;  # bookworm
+    17) llvm=19 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # trixie
+    18) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # forky, sid
+    19) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # experimental, on forky and sid
     *)
         echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17, 18 and 19 are supported)" >&2
         exit 1
@@ -45,6 +48,7 @@ runtime=(
 )
 testing=(
     "postgresql-$PG_MAJOR-pgtap"          # pgTAP in the server
+    "postgresql-$PG_MAJOR-partman"        # pg_partman: time partitions keyed by the ID (test/pgtap)
     libtap-parser-sourcehandler-pgtap-perl # pg_prove
     perl                                  # prove, Test::More, JSON::PP
     libipc-run-perl                       # PostgreSQL::Test::Cluster
@@ -78,10 +82,26 @@ packaging=(
     git                               # the clean clone the package is built from
 )
 
+# The clients layer (scripts/test.sh clients, test/clients/, doc/clients.md):
+# the drivers and ORMs applications use, each from Debian, as a user of that
+# release gets them. Only that layer installs these (a JDK, Ruby, Go and
+# Node are large); its npm packages come from test/clients/node/package-lock.json.
+clients=(
+    iproute2                                # ip: the loopback of the layer's network namespace
+    python3 python3-psycopg python3-psycopg2
+    python3-sqlalchemy python3-django
+    default-jdk-headless libpostgresql-jdbc-java
+    libhibernate3-java libjavassist-java    # Hibernate ORM and its bytecode provider (a Recommends)
+    ruby ruby-activerecord ruby-pg ruby-minitest
+    golang-go "${pgx[@]}"                   # pgx: v4 on bookworm, v5 where Debian has it
+    nodejs npm
+)
+
 packages=("${runtime[@]}")
 case ${1:-} in
     --runtime) ;;
     --packaging) packages+=("${packaging[@]}") ;;
+    --clients) packages+=("${clients[@]}") ;;
     *)
         packages+=("${testing[@]}")
         [ "$PG_MAJOR" -lt 16 ] || packages+=("${citus_build[@]}")
@@ -154,10 +174,17 @@ copy_pgtap_of_release() {
     rm -rf "$work"
 }
 
+# What is installed, and what installed packages provide (a nodejs from
+# elsewhere that brings its own npm, for one): a package either names is there.
+declare -A present=()
+while read -r name; do
+    present[$name]=1
+done < <(dpkg-query -W -f='${db:Status-Abbrev}|${Package}, ${Provides}\n' 2>/dev/null |
+    sed -n 's/^ii *|//p' | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | grep -v '^$')
+
 missing=()
 for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
-        || missing+=("$package")
+    [ -n "${present[$package]:-}" ] || missing+=("$package")
 done
 
 unserved() {

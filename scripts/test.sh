@@ -15,6 +15,12 @@
 #                                    PostgreSQL 16+, Citus installed or built
 #                                    from the vendored source by
 #                                    scripts/citus.sh, else skipped, saying so)
+#   scripts/test.sh clients          the clients layer: drivers and ORMs of
+#                                    Python, Java, Ruby, Go and Node against a
+#                                    server, running doc/clients.md's recipes
+#                                    (test/clients/; not in a bare run: it
+#                                    installs a JDK, Ruby, Go and Node)
+#   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
 #   scripts/test.sh citus test/citus/NNN.pl
@@ -33,13 +39,22 @@ layers=()
 tap_tests=()
 citus_tests=()
 ha_tests=()
+clients=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha | citus) layers+=("$argument") ;;
+        unit | sql | tap | ha | citus | clients) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
-        *) echo "unknown layer or test: $argument" >&2; exit 2 ;;
+        *)
+            # After "clients", the names of clients (test/clients/run.sh checks them).
+            if [[ " ${layers[*]} " == *" clients "* ]]; then
+                clients+=("$argument")
+            else
+                echo "unknown layer or test: $argument" >&2
+                exit 2
+            fi
+            ;;
     esac
 done
 [ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha citus)
@@ -47,7 +62,9 @@ skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
-scripts/install-deps.sh
+# The clients layer alone needs only its own packages (and the server's).
+[ "${layers[*]}" = clients ] || scripts/install-deps.sh
+[[ " ${layers[*]} " != *" clients "* ]] || scripts/install-deps.sh --clients
 export PATH="$PG_BIN:$PATH"
 
 section() { printf '\n=== %s ===\n' "$*"; }
@@ -168,6 +185,11 @@ run_ha() {
     PG_MAJOR=$PG_MAJOR PG_BIN=$PG_BIN prove -I test/ha -I test/perl --timer "${tests[@]}"
 }
 
+run_clients() {
+    section "clients (test/clients: drivers and ORMs, doc/clients.md's recipes)"
+    test/clients/run.sh "${clients[@]}"
+}
+
 for layer in "${layers[@]}"; do
     case $layer in
         unit) run_unit ;;
@@ -175,6 +197,7 @@ for layer in "${layers[@]}"; do
         tap) build_extension; run_tap ;;
         ha) build_extension; run_ha ;;
         citus) build_extension; run_citus ;;
+        clients) build_extension; run_clients ;;
     esac
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"

@@ -32,3 +32,12 @@ SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'events'::regclass;
 SELECT bool_and(snowflake_timestamp(id) >= snowflake_timestamp(prev)) AS time_ordered
   FROM (SELECT id, lag(id) OVER (ORDER BY id) AS prev FROM events) s;
 DROP TABLE events;
+
+-- The IDs an interval spans, for partitions by ID one interval wide.
+SELECT snowflake_id_span('1 day') = 86400000::bigint << 22 AS one_day,
+       snowflake_id_span('1 hour') * 24 = snowflake_id_span('1 day') AS hours,
+       snowflake_id_span('0') AS nothing;
+SELECT snowflake_id_span('-1 day');
+\echo :LAST_ERROR_SQLSTATE
+SELECT snowflake_id_span('300000 years');
+\echo :LAST_ERROR_SQLSTATE

@@ -356,3 +356,14 @@ COMMENT ON FUNCTION snowflake_layouts() IS
     'The layout presets: name, specification, how many bits their IDs use, whose layout';
 
 -- End of the layouts. ----------------------------------------------------------
+
+-- Time partitions keyed by the ID (doc/clients.md, "Time partitions").
+-- How many IDs an interval spans in this node's layout: in the default layout
+-- one millisecond is 2^22 IDs, so one day is 86400000 << 22. The interval
+-- counts as extract(epoch) counts it (a month 30 days, a year 365.25).
+CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_id_span'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_id_span(interval) IS
+    'The number of IDs an interval spans in this node''s layout (one day: 86400000 << 22 by default), for partitions by ID one interval wide; the interval counts as extract(epoch) counts it';

@@ -86,3 +86,6 @@ SELECT node, datacenter_id, worker_id, source, problem FROM snowflake_cluster_id
 SELECT * FROM snowflake_decode(175928847299117063, 'discord');
 SELECT snowflake_compose('2016-04-30 11:18:25.796+00', 1, 0, 7, 'discord') AS discord_example;
 SELECT count(*) AS presets FROM snowflake_layouts();
+-- snowflake_id_span (time partitions keyed by the ID): one day of IDs.
+SELECT to_regprocedure('snowflake_id_span(interval)') IS NOT NULL AS has_id_span,
+       snowflake_id_span('1 day') = 86400000::bigint << 22 AS one_day;

@@ -4,6 +4,7 @@
 // IMMUTABLE for the life of a cluster, like a collation; with one (a preset or
 // a specification, layouts.hpp), they follow that layout alone.
 #include <algorithm>
+#include <cmath>
 
 #include "../core/base32.hpp"
 #include "boundary.hpp"
@@ -273,6 +274,29 @@ SNOWFLAKE_FUNCTION(snowflake_min_id) {
 SNOWFLAKE_FUNCTION(snowflake_max_id) {
   const CallLayout call = call_layout(fcinfo, 1);
   PG_RETURN_INT64(call.layout.max_id(id_timestamp(call, PG_GETARG_TIMESTAMPTZ(0), "ts")));
+}
+
+// snowflake_id_span(span): the IDs between the smallest ID of a unit of time
+// and that of the unit `span` later, in the server's layout. The interval
+// counts as extract(epoch) counts it.
+SNOWFLAKE_FUNCTION(snowflake_id_span) {
+  const snowflake::Layout& layout = settings.layout;
+  const double seconds = DatumGetFloat8(
+      DirectFunctionCall2(interval_part, CStringGetTextDatum("epoch"), PG_GETARG_DATUM(0)));
+  const double units = std::floor(seconds * 1000.0 / static_cast<double>(layout.unit_ms()));
+  if (!(units >= 0) || units > static_cast<double>(layout.max_timestamp())) {
+    ereport(
+        ERROR,
+        (errcode(units < 0 ? ERRCODE_INVALID_PARAMETER_VALUE : ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+         errmsg("snowflake ID span of %s is out of range",
+                DatumGetCString(DirectFunctionCall1(interval_out, PG_GETARG_DATUM(0)))),
+         errdetail("The span must be at least 0 and at most the layout's whole time field, "
+                   "%lld units of %lld ms.",
+                   static_cast<long long>(layout.max_timestamp()),
+                   static_cast<long long>(layout.unit_ms())),
+         errhint("Pass the width of one partition, such as interval '1 day'.")));
+  }
+  PG_RETURN_INT64(layout.min_id(static_cast<int64_t>(units)) - layout.min_id(0));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_base32) {

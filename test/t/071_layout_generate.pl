@@ -137,6 +137,8 @@ my $status = $sony->safe_psql('postgres', q{
 	SELECT worker_id, timestamp_bits, worker_bits, sequence_bits, (extract(epoch FROM epoch) * 1000)::bigint
 	  FROM snowflake_status});
 is($status, '300|39|16|8|1409529600000', 'snowflake_status shows the layout and the identity');
+is($sony->safe_psql('postgres', q{SELECT snowflake_id_span('1 day') = 8640000::bigint << 24}),
+	't', 'snowflake_id_span counts in the layout: a day is 8,640,000 units of 10 ms');
 
 # A crash with the clock set back 3 s: with max_lead 10 s the node issues at
 # once, above every ID before the crash.

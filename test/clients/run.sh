@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# The clients layer (scripts/test.sh clients): the drivers and ORMs that
+# applications use, each running the recipes of doc/clients.md against a real
+# server that preloads snowflake, and each asserting that the IDs came back
+# exact, singly and in bulk, that a foreign key holds them, and that they
+# decode; and the traps of the guide, each shown to lose or refuse what the
+# recipe keeps. Run by scripts/test.sh, which has installed the extension and
+# the Debian packages (scripts/install-deps.sh --clients).
+#
+#   test/clients/run.sh                 every client
+#   test/clients/run.sh psycopg knex    some (the names are in CLIENTS below)
+#
+# It installs the npm packages of test/clients/node/package-lock.json into
+# test/clients/node/node_modules (npm ci, only when the lock file changed),
+# then runs in a network namespace of its own: the server listens on its
+# loopback (pgjdbc speaks TCP only), where no other server on this machine can
+# be, and the namespace goes away with the layer. Each client gets a database
+# of its own. Prints "clients: N passed, N failed" and fails if any failed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+CLIENTS=(snippets psycopg psycopg2 sqlalchemy django pgjdbc hibernate activerecord
+    node-postgres knex sequelize typeorm drizzle pgx json)
+
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh
+# Debian's interpreters first: the libraries are Debian's, installed for them.
+export PATH="$PG_BIN:/usr/bin:/bin:$PATH"
+
+if [ -z "${SNOWFLAKE_CLIENTS_NETNS:-}" ]; then
+    lock=test/clients/node/package-lock.json
+    stamp=test/clients/node/node_modules/.snowflake-lock.sha256
+    if ! sha256sum --status -c "$stamp" 2>/dev/null; then
+        echo "npm ci (test/clients/node, from $lock)"
+        (cd test/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+        sha256sum "$lock" >"$stamp"
+    fi
+    exec unshare --net -- env SNOWFLAKE_CLIENTS_NETNS=1 "$0" "$@"
+fi
+
+ip link set lo up
+# shellcheck source=scripts/cluster.sh
+source scripts/cluster.sh
+pgx_build_pid=
+trap 'clusters_cleanup; [ -z "$pgx_build_pid" ] || kill "$pgx_build_pid" 2>/dev/null || true' EXIT
+cluster_start clients 5432 "listen_addresses = '127.0.0.1'" \
+    "shared_preload_libraries = 'snowflake'" \
+    "snowflake.datacenter_id = 3" "snowflake.worker_id = 7"
+# Every client reads these (libpq's variables; the JVM gets a JDBC URL).
+export PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres
+export SNOWFLAKE_DATACENTER_ID=3 SNOWFLAKE_WORKER_ID=7
+
+# The Go packages Debian installs, in GOPATH mode (no module proxy here).
+export GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=$ROOT/build/clients/go-cache
+export SNOWFLAKE_CHECKOUT=$ROOT
+
+JARS=/usr/share/java
+HIBERNATE_CLASSPATH=$(printf "$JARS/%s.jar:" hibernate-core geronimo-jpa_2.0_spec geronimo-jta-1.2-spec \
+    hibernate-commons-annotations antlr commons-collections3 dom4j slf4j-api slf4j-nop javassist postgresql)
+
+# Compiles test/clients/java/CLASS.java and runs it.
+java_run() {
+    local classpath=$1 class=$2
+    mkdir -p build/clients/java
+    javac -d build/clients/java -cp "$classpath" "test/clients/java/$class.java" \
+        && timeout --kill-after=10 300 java -cp "build/clients/java:$classpath" "$class"
+}
+
+# The pgx test, built while the other clients run (a cold Go build of pgx and
+# the standard library is the layer's longest step): with pgx v4 or, where
+# Debian packages pgx v5, from a copy whose import (and pgxMajor) says v5, as
+# the recipe's calls are the same in both.
+pgx_build() {
+    local package=./test/clients/go
+    if [ -d "$GOPATH/src/github.com/jackc/pgx/v5" ]; then
+        package=./build/clients/pgx-v5
+        rm -rf "$package"
+        mkdir -p "$package"
+        sed 's|"github.com/jackc/pgx/v4"|"github.com/jackc/pgx/v5"|; s|^const pgxMajor = 4$|const pgxMajor = 5|' \
+            test/clients/go/pgx_test.go >"$package/pgx_test.go"
+    fi
+    echo "go test -c $package"
+    go test -c -vet=off -o build/clients/pgx.test "$package"
+}
+pgx_run() {
+    wait "$pgx_build_pid" || { cat build/clients/pgx-build.log; return 1; }
+    cat build/clients/pgx-build.log
+    build/clients/pgx.test -test.count=1 -test.v -test.timeout=5m
+}
+
+# An empty database with the extension.
+fresh_database() {
+    cluster_psql clients -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"
+    cluster_psql clients -q -d "$1" -c "CREATE EXTENSION snowflake"
+}
+
+# The command that runs one client's tests, from the checkout. A client that
+# hangs (Django's test runner waits for DROP DATABASE, for one) fails after
+# five minutes.
+client_command() {
+    local limit="timeout --kill-after=10 300"
+    case $1 in
+        snippets) echo "python3 test/clients/snippets.py --check" ;;
+        psycopg | psycopg2 | sqlalchemy) echo "$limit python3 test/clients/python/test_$1.py -v" ;;
+        django) echo "$limit test/clients/django/run.sh" ;;
+        pgjdbc) echo "java_run $JARS/postgresql.jar Pgjdbc" ;;
+        hibernate) echo "java_run $HIBERNATE_CLASSPATH HibernateClient" ;;
+        activerecord) echo "$limit ruby test/clients/ruby/activerecord_test.rb" ;;
+        pgx) echo "pgx_run" ;;
+        node-postgres | knex | sequelize | typeorm | drizzle | json) echo "$limit node --test test/clients/node/$1.test.js" ;;
+        *) return 1 ;;
+    esac
+}
+
+selected=("$@")
+[ ${#selected[@]} -gt 0 ] || selected=("${CLIENTS[@]}")
+for client in "${selected[@]}"; do
+    client_command "$client" >/dev/null || { echo "unknown client: $client (one of: ${CLIENTS[*]})" >&2; exit 2; }
+done
+
+mkdir -p build/clients
+if [[ " ${selected[*]} " == *" pgx "* ]]; then
+    pgx_build >build/clients/pgx-build.log 2>&1 &
+    pgx_build_pid=$!
+fi
+
+# The JSON each language writes, for the json test; only this run's.
+rm -rf build/clients/json
+export SNOWFLAKE_CLIENTS_RAN="${selected[*]}"
+passed=0 failed=0 results=()
+for client in "${selected[@]}"; do
+    printf '\n--- %s ---\n' "$client"
+    database=clients_${client//-/_}
+    fresh_database "$database"
+    started=$SECONDS
+    # shellcheck disable=SC2046
+    if PGDATABASE=$database DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$database" \
+        JDBC_URL="jdbc:postgresql://127.0.0.1:5432/$database?user=postgres" \
+        $(client_command "$client"); then
+        passed=$((passed + 1))
+        results+=("$(printf '%-14s passed  %4d s' "$client" $((SECONDS - started)))")
+    else
+        failed=$((failed + 1))
+        results+=("$(printf '%-14s FAILED  %4d s' "$client" $((SECONDS - started)))")
+        cluster_log_tail clients
+    fi
+done
+
+printf '\n=== clients (PostgreSQL %s) ===\n' "$("$PG_CONFIG" --version | cut -d' ' -f2)"
+printf '  %s\n' "${results[@]}"
+echo "clients: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
