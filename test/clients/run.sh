@@ -46,6 +46,12 @@ trap 'clusters_cleanup; [ -z "$pgx_build_pid" ] || kill "$pgx_build_pid" 2>/dev/
 cluster_start clients 5432 "listen_addresses = '127.0.0.1'" \
     "shared_preload_libraries = 'snowflake'" \
     "snowflake.datacenter_id = 3" "snowflake.worker_id = 7"
+# A second server, in the javascript layout (test/clients/javascript.conf),
+# for the JSON test: its IDs arrive in JavaScript exact as numbers.
+mapfile -t javascript_layout < <(grep -v '^#' test/clients/javascript.conf)
+cluster_start javascript 5433 "listen_addresses = '127.0.0.1'" "${javascript_layout[@]}"
+cluster_psql javascript -q -c "CREATE EXTENSION snowflake"
+export SNOWFLAKE_JAVASCRIPT_PGPORT=5433
 # Every client reads these (libpq's variables; the JVM gets a JDBC URL).
 export PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres
 export SNOWFLAKE_DATACENTER_ID=3 SNOWFLAKE_WORKER_ID=7

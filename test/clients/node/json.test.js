@@ -73,6 +73,30 @@ test('JSON from PostgreSQL: a key type of its own would be written as a string (
   assert.equal(JSON.parse(text).id, exact);
 });
 
+test('JSON from a node in the javascript layout: to_json and json_agg arrive exact', async () => {
+  const client = new pg.Client({ port: Number(process.env.SNOWFLAKE_JAVASCRIPT_PGPORT), database: 'postgres' });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item int NOT NULL);'
+      + 'INSERT INTO orders (item) SELECT g FROM generate_series(1, 1000) g');
+    const exact = (await client.query('SELECT id::text FROM orders ORDER BY id')).rows.map((row) => row.id);
+    // The JSON as text, parsed here as a browser parses an API's response.
+    const { rows } = await client.query('SELECT to_json(o)::text AS text FROM orders o ORDER BY id');
+    const parsed = rows.map((row) => JSON.parse(row.text).id);
+    const [{ text: aggregated }] = (await client.query(
+      'SELECT json_agg(o ORDER BY id)::text AS text FROM orders o')).rows;
+    for (const ids of [parsed, JSON.parse(aggregated).map((row) => row.id)]) {
+      assert.ok(ids.every(Number.isSafeInteger), 'every ID is a safe integer in JavaScript');
+      assert.deepEqual(ids.map(String), exact, 'and equals the ID the server holds');
+    }
+    const [{ worker_id: worker }] = (await client.query(
+      "SELECT worker_id FROM snowflake_decode($1::bigint, 'javascript')", [exact[0]])).rows;
+    assert.equal(worker, 7);
+  } finally {
+    await client.end();
+  }
+});
+
 // The languages whose tests leave their JSON: run before this one, in this
 // run of the layer (test/clients/run.sh names them).
 const writers = { psycopg: 'python', activerecord: 'ruby', pgx: 'go' };
