@@ -52,6 +52,7 @@ testing=(
     pgbouncer                             # test/ha: the transaction pooling drill
     patroni python3-etcd                  # test/ha: the Patroni drills (python3-etcd: its etcd client)
     etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
+    dpkg-dev                              # test/regress: dpkg-source, which apt-get source unpacks with
 )
 
 packaging=(

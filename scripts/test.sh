@@ -9,7 +9,10 @@
 #                                    ASan/UBSan), sql (pg_regress and pgTAP),
 #                                    tap (cluster-level Perl TAP tests),
 #                                    ha (the high-availability drills: Patroni,
-#                                    network partitions, pgbouncer; run as root)
+#                                    network partitions, pgbouncer; run as root),
+#                                    regress (PostgreSQL's own regression and
+#                                    isolation suites with and without
+#                                    snowflake: the same verdicts)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
 #   scripts/test.sh ha test/ha/NNN.t some drills only
@@ -27,13 +30,13 @@ tap_tests=()
 ha_tests=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha) layers+=("$argument") ;;
+        unit | sql | tap | ha | regress) layers+=("$argument") ;;
         *.pl) tap_tests+=("$ROOT/$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
         *) echo "unknown layer or test: $argument" >&2; exit 2 ;;
     esac
 done
-[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha)
+[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha regress)
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
@@ -142,6 +145,7 @@ for layer in "${layers[@]}"; do
         sql) build_extension; run_sql ;;
         tap) build_extension; run_tap ;;
         ha) build_extension; run_ha ;;
+        regress) build_extension; test/regress/run.sh ;;
     esac
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"
