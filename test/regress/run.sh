@@ -58,6 +58,7 @@ fail() { echo "regress: $*" >&2; exit 1; }
 SERVER_VERSION=$(dpkg-query -W -f='${Version}' "$PACKAGE" 2>/dev/null) \
     || fail "$PACKAGE is not installed as a Debian package: its source is what the suites come from"
 SUITE_DIR=$CACHE/${PACKAGE}_$SERVER_VERSION
+CODENAME=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 # --- the test source and regress.so, once per installed server version -----
 
@@ -81,28 +82,64 @@ write_source_list() {
         || fail "apt names no repository that serves $PACKAGE (apt-cache madison $PACKAGE); run apt-get update"
 }
 
-# Downloads the source of VERSION into DIR; apt downloads as _apt.
-download_source() {
+# Downloads the source of VERSION, as apt's source index lists it, into DIR
+# (apt downloads as _apt).
+download_indexed() {
     local version=$1 dir=$2
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    chown _apt "$dir"
-    (cd "$dir" && apt-get "${APT_OPTIONS[@]}" source -qq --download-only "$PACKAGE=$version") \
-        >"$dir.log" 2>&1
+    (cd "$dir" && apt-get "${APT_OPTIONS[@]}" source -qq --download-only "$PACKAGE=$version")
+}
+
+# The point releases of the installed package in this Debian release's main
+# suite that its changelog names, newest first, none newer than the server.
+point_releases() {
+    local changelog=/usr/share/doc/$PACKAGE/changelog.Debian.gz version
+    [ -r "$changelog" ] || return 0
+    zcat "$changelog" | sed -n "s/^$PACKAGE (\([^)]*\)) $CODENAME;.*/\1/p" | while read -r version; do
+        dpkg --compare-versions "$version" le "$SERVER_VERSION" && echo "$version"
+    done
+}
+
+# Downloads the source of VERSION, a point release, from the main archive's
+# pool into DIR: the archive keeps it there after its source index has moved
+# on to a later version, whose files a mirror may not have yet. No index
+# vouches for these files: the .dsc's signature is checked against Debian's
+# keyring when it is unpacked, and the files against the .dsc's checksums.
+download_from_pool() {
+    local version=$1 dir=$2 pool dsc checksum size file
+    pool=$(apt-get "${APT_OPTIONS[@]}" -t "$CODENAME" source -qq --print-uris "$PACKAGE" |
+        sed -n "s|^'\(.*\)/\([^/_]*\)_[^/]*\.dsc' .*|\1 \2|p")
+    [ -n "$pool" ] || return 1
+    dsc=${pool#* }_${version#*:}.dsc
+    pool=${pool% *}
+    /usr/lib/apt/apt-helper download-file "$pool/$dsc" "$dir/$dsc" || return 1
+    sed -n '/^Checksums-Sha256:/,/^[^ ]/s/^ //p' "$dir/$dsc" | while read -r checksum size file; do
+        /usr/lib/apt/apt-helper download-file "$pool/$file" "$dir/$file" "SHA256:$checksum" || exit 1
+    done
 }
 
 fetch_source() {
-    local download=$SUITE_DIR.download version versions
+    local download=$SUITE_DIR.download version how tries=() unpack=(dpkg-source)
     mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial" "$APT_DIR/sources.list.d"
     write_source_list
     apt-get "${APT_OPTIONS[@]}" update -qq >"$APT_DIR/update.log" 2>&1 \
         || { cat "$APT_DIR/update.log"; fail "apt-get update of the source lists failed"; }
-    # The installed version first, then the others, newest first.
-    versions=$(apt-cache "${APT_OPTIONS[@]}" showsrc "$PACKAGE" | sed -n 's/^Version: //p' |
-        grep -vxF "$SERVER_VERSION" | sort -rV || true)
-    for version in "$SERVER_VERSION" $versions; do
-        if download_source "$version" "$download"; then
+    # What apt's source index lists (the installed version first, then the
+    # others, newest first), then the point releases from the pool.
+    for version in "$SERVER_VERSION" $(apt-cache "${APT_OPTIONS[@]}" showsrc "$PACKAGE" |
+        sed -n 's/^Version: //p' | grep -vxF "$SERVER_VERSION" | sort -rVu); do
+        tries+=("indexed $version")
+    done
+    for version in $(point_releases); do tries+=("from_pool $version"); done
+    rm -f "$download.log"
+    for how in "${tries[@]}"; do
+        read -r how version <<<"$how"
+        rm -rf "$download"
+        mkdir -p "$download"
+        chown _apt "$download"
+        echo "--- $how $version ---" >>"$download.log"
+        if "download_$how" "$version" "$download" >>"$download.log" 2>&1; then
             SOURCE_VERSION=$version
+            [ "$how" = from_pool ] && unpack+=(--require-valid-signature)
             break
         fi
     done
@@ -111,7 +148,7 @@ fetch_source() {
         fail "no source of $PACKAGE could be downloaded from: $(cut -d' ' -f2- "$APT_DIR/sources.list" | paste -sd,)"
     }
     echo "source: $PACKAGE $SOURCE_VERSION (server $SERVER_VERSION)"
-    (cd "$download" && dpkg-source -x ./*.dsc tree) >"$download.log" 2>&1 \
+    (cd "$download" && "${unpack[@]}" -x ./*.dsc tree) >"$download.log" 2>&1 \
         || { cat "$download.log"; fail "dpkg-source could not unpack the source of $PACKAGE $SOURCE_VERSION"; }
     rm -rf "$SUITE_DIR"
     mkdir -p "$SUITE_DIR/src/test" "$SUITE_DIR/lib"
