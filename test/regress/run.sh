@@ -106,7 +106,7 @@ point_releases() {
 # keyring when it is unpacked, and the files against the .dsc's checksums.
 download_from_pool() {
     local version=$1 dir=$2 pool dsc checksum size file
-    pool=$(apt-get "${APT_OPTIONS[@]}" -t "$CODENAME" source -qq --print-uris "$PACKAGE" |
+    pool=$(apt-get "${APT_OPTIONS[@]}" source -qq --print-uris "$PACKAGE/$CODENAME" |
         sed -n "s|^'\(.*\)/\([^/_]*\)_[^/]*\.dsc' .*|\1 \2|p")
     [ -n "$pool" ] || return 1
     dsc=${pool#* }_${version#*:}.dsc
