@@ -40,3 +40,9 @@ SELECT snowflake_from_base32('8000000000000');
 \echo :LAST_ERROR_SQLSTATE
 SELECT snowflake_to_base32(-5);
 \echo :LAST_ERROR_SQLSTATE
+-- A long input is quoted in part: the message stays short however large the
+-- argument (the whole of it used to be echoed, into the log line too).
+SELECT snowflake_from_base32(repeat('1', 1000000));
+\echo :LAST_ERROR_SQLSTATE
+SELECT snowflake_from_base32('1234-' || repeat('ü', 100000));
+\echo :LAST_ERROR_SQLSTATE

@@ -59,5 +59,29 @@ SELECT snowflake_convert_column('customer_names', 'name');
 \echo :LAST_ERROR_SQLSTATE
 SELECT snowflake_convert_column('no_such_table', 'id');
 \echo :LAST_ERROR_SQLSTATE
+-- A relation OID that names nothing (it used to reach LOCK TABLE as a bare
+-- number: a syntax error).
+SELECT snowflake_convert_column(4000000000::oid::regclass, 'id');
+\echo :LAST_ERROR_SQLSTATE
+-- A default that only looks like snowflake_nextval() is no snowflake default.
+CREATE FUNCTION my_snowflake_nextval() RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint';
+CREATE TABLE lookalike (id bigint DEFAULT my_snowflake_nextval());
+SELECT snowflake_convert_column('lookalike', 'id');
+\echo :LAST_ERROR_SQLSTATE
+-- A sequence that another table's default uses too: refused up front, the
+-- other column named, nothing changed.
+CREATE TABLE first_user (id bigserial PRIMARY KEY);
+CREATE TABLE second_user (id bigint DEFAULT nextval('first_user_id_seq'));
+SELECT snowflake_convert_column('first_user', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT pg_get_expr(adbin, adrelid) AS default_kept FROM pg_attrdef WHERE adrelid = 'first_user'::regclass;
+-- A schema whose name needs quoting, and the extension's own default found there.
+CREATE SCHEMA "Sales Data";
+CREATE TABLE "Sales Data"."Order" (id bigserial PRIMARY KEY);
+SELECT snowflake_convert_column('"Sales Data"."Order"', 'id');
+SELECT snowflake_convert_column('"Sales Data"."Order"', 'id');
+\echo :LAST_ERROR_SQLSTATE
 
-DROP TABLE invoices, customers, legacy, small, plain, huge CASCADE;
+DROP TABLE invoices, customers, legacy, small, plain, huge, lookalike, second_user, first_user CASCADE;
+DROP FUNCTION my_snowflake_nextval();
+DROP SCHEMA "Sales Data" CASCADE;

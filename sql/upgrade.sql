@@ -67,3 +67,7 @@ DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.3';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+-- 1.4's functions that give a node its bound are not for PUBLIC.
+SELECT p.oid::regprocedure AS function,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_executes
+  FROM pg_proc p WHERE proname IN ('snowflake_restore_bound', 'snowflake_set_bound') ORDER BY 1;

@@ -17,6 +17,37 @@ void register_wal_resource_manager();
 // Makes a durable bound after `timestamp`'s millisecond (and a margin beyond),
 // written to WAL and the state file before it is used. With
 // `wait` false it gives up at once if another backend is already at it.
+// While the bound is not known (below) it refuses, or with `wait` false does
+// nothing.
 void make_durable(int64_t timestamp, bool wait);
+
+// Whether the node knows a bound above every ID its data directory has issued
+// (durable.cpp, "Where the bound comes from").
+enum class BoundState : uint32_t {
+  kKnown,     // from the state file, a replayed bound record, or an operator
+  kChecking,  // the state file was missing at start; the databases are being checked
+  kUnknown,   // ... and the check found the extension: refused until an operator says
+};
+BoundState bound_state();
+
+// The registry worker's check of a node started without its state file
+// (bound_check.cpp): none of the databases has the extension (`found` null),
+// or these have (a short list for messages, such as "\"app\", \"shop\"").
+void conclude_bound_check(const char* found);
+
+// After CREATE EXTENSION snowflake in this backend: from now on this data
+// directory vouches for its IDs, so the state file is written (an empty bound)
+// if there is none yet. Waits for the check at start, if it is running.
+void note_extension_created();
+
+// snowflake_restore_bound() and snowflake_set_bound(): makes `until` (ms since
+// the epoch) durable, written to WAL and the state file, and the next ID later
+// than it; the bound is known from then on. Never lowers the bound; returns
+// the bound in force.
+int64_t adopt_bound(int64_t until);
+
+// The ID bound in the state file of another data directory (one this one was
+// upgraded or copied from), or an error saying why there is none.
+uint64_t read_other_state_file(const char* data_directory);
 
 }  // namespace snowflake::pg

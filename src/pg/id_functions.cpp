@@ -83,9 +83,18 @@ void require_fields(const Fields& fields) {
            errhint("Pass a %s within that range.", field.name)));
 }
 
+// Input quoted in an error: at most this many characters, then "...", so that
+// a large argument does not become a large message and log line.
+constexpr int kQuotedCharacters = 40;
+
+const char* quoted_input(const char* text, int length) {
+  const int shown = pg_mbcliplen(text, length, kQuotedCharacters);
+  return shown < length ? psprintf("%s...", pnstrdup(text, shown)) : pnstrdup(text, length);
+}
+
 void require_parsed(const base32::ParseResult& result, const char* text, int length) {
   if (result.status == base32::ParseStatus::kOk) return;
-  const char* shown = pnstrdup(text, length);
+  const char* shown = quoted_input(text, length);
   switch (result.status) {
     case base32::ParseStatus::kOk:
       return;

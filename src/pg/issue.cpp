@@ -63,6 +63,14 @@ Generator* require_generator() {
   return generator;
 }
 
+}  // namespace
+
+void require_issuing_server() {
+  (void)require_generator();
+}
+
+namespace {
+
 void note_clock_step(const Outcome& outcome) {
   if (outcome.first_to_see_step) {
     ereport(LOG, (errmsg("snowflake: system clock stepped back by %lld ms",

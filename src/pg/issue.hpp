@@ -15,4 +15,8 @@ struct IssuedRun {
 // cannot (not preloaded, in recovery, node unset, clock too far behind).
 IssuedRun issue(int64_t wanted);
 
+// ereport(ERROR) unless this server could issue IDs: the library is
+// preloaded and the server is not in recovery.
+void require_issuing_server();
+
 }  // namespace snowflake::pg

@@ -1,9 +1,11 @@
 // SQL functions that issue IDs: snowflake_nextval(), snowflake_generate(n),
 // and snowflake_lastval(), the session's most recently returned ID, which
-// DISCARD forgets as it forgets lastval().
+// DISCARD forgets as it forgets lastval(). The utility hook that does that
+// also tells durable.cpp when CREATE EXTENSION snowflake has run.
 #include "issue_functions.hpp"
 
 #include "boundary.hpp"
+#include "durable.hpp"
 #include "issue.hpp"
 
 namespace snowflake::pg {
@@ -26,14 +28,21 @@ ProcessUtility_hook_type previous_process_utility = nullptr;
 // PostgreSQL's own reset, this is not undone if the transaction of a DISCARD
 // SEQUENCES rolls back. Only plain values live in this frame: the command
 // may raise an error.
-void forget_lastval_on_discard(PlannedStmt* statement, const char* query, bool read_only_tree,
-                               ProcessUtilityContext context, ParamListInfo params,
-                               QueryEnvironment* query_env, DestReceiver* dest,
-                               QueryCompletion* completion) {
+//
+// CREATE EXTENSION snowflake (with the preload, which puts this hook in every
+// backend) makes the data directory vouch for its IDs: durable.cpp, "Where
+// the bound comes from". pg_upgrade never runs it: it recreates an
+// extension's objects one by one.
+void process_utility(PlannedStmt* statement, const char* query, bool read_only_tree,
+                     ProcessUtilityContext context, ParamListInfo params,
+                     QueryEnvironment* query_env, DestReceiver* dest, QueryCompletion* completion) {
   Node* command = statement->utilityStmt;
   const bool forgets =
       IsA(command, DiscardStmt) && (castNode(DiscardStmt, command)->target == DISCARD_ALL ||
                                     castNode(DiscardStmt, command)->target == DISCARD_SEQUENCES);
+  const bool creates_snowflake =
+      IsA(command, CreateExtensionStmt) &&
+      strcmp(castNode(CreateExtensionStmt, command)->extname, "snowflake") == 0;
   if (previous_process_utility != nullptr) {
     previous_process_utility(statement, query, read_only_tree, context, params, query_env, dest,
                              completion);
@@ -42,6 +51,7 @@ void forget_lastval_on_discard(PlannedStmt* statement, const char* query, bool r
                             completion);
   }
   if (forgets) last_returned = -1;
+  if (creates_snowflake) note_extension_created();
 }
 
 // Where snowflake_generate(n) is between calls: the reserved run it is
@@ -54,9 +64,9 @@ struct GenerateState {
 
 }  // namespace
 
-void install_discard_hook() {
+void install_utility_hook() {
   previous_process_utility = ProcessUtility_hook;
-  ProcessUtility_hook = forget_lastval_on_discard;
+  ProcessUtility_hook = process_utility;
 }
 
 }  // namespace snowflake::pg

@@ -20,7 +20,11 @@ struct SharedNode {
   LWLock* counters_lock;
   int64_t written_until;  // under durable_lock
   XLogRecPtr written_lsn;
-  int64_t retired[kCounterCount];  // under counters_lock
+  bool state_file_written;       // pg_snowflake/state exists; under durable_lock
+  pg_atomic_uint32 bound_state;  // a BoundState (durable.hpp); written under durable_lock
+  char bound_found_in[128];      // kUnknown: the databases the check found, under durable_lock
+  pg_atomic_uint32 bound_check_answer;  // a database's answer to the check (bound_check.cpp)
+  int64_t retired[kCounterCount];       // under counters_lock
 };
 
 // "snowflake backends": one slot of counters per backend, written only by its

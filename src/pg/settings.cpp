@@ -145,12 +145,26 @@ bool parses_as_conninfo(const char* value, char* message, size_t size) {
 }
 
 // snowflake.registry's hooks: the value must parse as a libpq connection
-// string; assigning it keeps registry_configured.
+// string; assigning it keeps registry_configured. The value may hold a
+// password. ALTER SYSTEM (in a transaction) shows its caller the value it
+// typed and libpq's reason; a reload never quotes it: every process reloads,
+// and PostgreSQL's own message, which quotes the value, goes from a backend to
+// its client at DEBUG2, which any role may ask for. libpq's reason, which can
+// quote a part of it, then goes only to the server log, from the postmaster.
 bool check_registry(char** newval, void**, GucSource) {
   if (*newval == nullptr || (*newval)[0] == '\0') return true;
   char message[512];
   if (parses_as_conninfo(*newval, message, sizeof(message))) return true;
-  GUC_check_errdetail("snowflake.registry is not a valid libpq connection string: %s.", message);
+  if (IsTransactionState()) {
+    GUC_check_errdetail("snowflake.registry is not a valid libpq connection string: %s.", message);
+    return false;
+  }
+  GUC_check_errmsg("invalid value for parameter \"snowflake.registry\"");
+  if (IsUnderPostmaster)
+    GUC_check_errdetail(
+        "It is not a valid libpq connection string; the server log has the reason.");
+  else
+    GUC_check_errdetail("It is not a valid libpq connection string: %s.", message);
   return false;
 }
 

@@ -60,6 +60,30 @@ my $ms = $node->pg_version >= 17 ? ' ms' : '';
 like($r->{message}, qr/outside the valid range .* \(1000$ms \.\. 3600000$ms\)/,
 	'the error gives the range');
 
+## A reload never shows the connection string to a session -------------------
+
+# The configuration file may hold what ALTER SYSTEM refuses. Each backend
+# reports a reload's refusal to its client at DEBUG2, which any role may ask
+# for; the message used to quote the whole value, password included.
+$node->append_conf('postgresql.conf',
+	"snowflake.registry = 'host=x password=sekrit nonsense'");
+my $watcher = SnowflakeTest::start_sql($node,
+	"SET ROLE app;\nSET client_min_messages = debug5;\nSELECT pg_sleep(1);\nSELECT 1;",
+	name => 'debug_watcher');
+SnowflakeTest::backend_pid($node, 'debug_watcher');
+$node->reload;
+$r = SnowflakeTest::finish_sql($watcher);
+like($r->{stderr}, qr/invalid value for parameter "snowflake.registry"/,
+	'an unprivileged session at debug5 sees the reload refuse the value');
+unlike($r->{stderr}, qr/sekrit/, 'but not the value, nor any part of it');
+ok( $node->log_contains(
+		qr/LOG:  invalid value for parameter "snowflake.registry"\n.*DETAIL:  It is not a valid libpq connection string: missing "=" after "nonsense"/
+	),
+	'the server log has libpq\'s reason (from the postmaster)');
+ok(!$node->log_contains(qr/sekrit/), 'and the server log does not have the password either');
+$node->adjust_conf('postgresql.conf', 'snowflake.registry', "''");
+$node->reload;
+
 ## Reloads: on, another identity, automatic, off --------------------------------
 
 SnowflakeTest::set_config(

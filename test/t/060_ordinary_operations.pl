@@ -26,7 +26,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes qw(usleep);
+use Time::HiRes qw(time usleep);
 
 # Much longer than any of these operations takes; far shorter than "forever".
 my $TIMEOUT = '60s';
@@ -92,7 +92,7 @@ is(SnowflakeTest::registry_status($node, 'state'),
 
 # A listener on loopback that accepts every connection and never says a word:
 # the worker's connection attempt waits for the server's first message. It
-# writes "open PORT" and "closed PORT" (the peer's port) to a file as
+# writes "open PORT TIME" and "closed PORT" (the peer's port) to a file as
 # connections come and go.
 my $events = $node->basedir . '/silent_registry.log';
 my $listener = IO::Socket::INET->new(
@@ -117,7 +117,7 @@ if ($child == 0)
 				my $client = $listener->accept or next;
 				$peer{$client} = $client->peerport;
 				$select->add($client);
-				print $log "open $peer{$client}\n";
+				print $log "open $peer{$client} " . time . "\n";
 			}
 			elsif (!sysread($ready, my $buffer, 8192))
 			{
@@ -130,41 +130,79 @@ if ($child == 0)
 }
 close $listener;
 
-# The connections the worker has open to the silent registry.
-sub open_connections
+# The connections the worker has open to the silent registry, and when each
+# was opened.
+sub open_since
 {
 	my %open;
 	for (split /\n/, -e $events ? slurp_file($events) : '')
 	{
-		my ($event, $port) = split / /;
-		if ($event eq 'open') { $open{$port} = 1 }
+		my ($event, $port, $at) = split / /;
+		if ($event eq 'open') { $open{$port} = $at }
 		else { delete $open{$port} }
 	}
+	return %open;
+}
+
+sub open_connections
+{
+	my %open = open_since();
 	return sort keys %open;
 }
 
+# The databases and the tablespace the operations below work on, made first.
+my $location = $node->basedir . '/tablespace_silent';
+mkdir $location or die "mkdir $location: $!";
+$node->safe_psql('postgres', "CREATE TABLESPACE space_silent LOCATION '$location'");
+$node->safe_psql('postgres', 'CREATE DATABASE dropped_silent');
+$node->safe_psql('postgres', 'CREATE DATABASE moved_silent');
+
 # A lease of 4 minutes gives every request to the registry 10 s (a quarter of
-# the lease, at most 10 s): operations that waited for the worker to give up
-# on its connection would find it closed afterwards.
+# the lease, at most 10 s); the worker then reconnects a second later. Each
+# operation starts while a connection attempt less than 3 s old waits, and
+# must finish while that attempt still waits: had it waited for the worker to
+# give up, the attempt would be over.
 SnowflakeTest::set_config(
 	$node,
 	'snowflake.registry' => "host=127.0.0.1 port=$silent_port dbname=registry",
 	'snowflake.registry_lease' => '4min');
-my $waited = 0;
-usleep(50_000) while !open_connections() && ($waited += 0.05) < 30;
-my ($connecting) = open_connections();
-ok(defined $connecting, 'the worker is connecting to the silent registry');
-barrier_operations('registry silent');
-ok((grep { $_ eq $connecting } open_connections()),
-	'that connection attempt was still waiting when they finished');
+
+# A connection attempt of the worker that began less than 3 s ago, waited for.
+sub fresh_connection
+{
+	for (1 .. 600)
+	{
+		my %open = open_since();
+		my ($fresh) = grep { time - $open{$_} < 3 } keys %open;
+		return $fresh if defined $fresh;
+		usleep(50_000);
+	}
+	return undef;
+}
+
+my $connecting;
+for my $step (
+	[ 'DROP DATABASE', 'DROP DATABASE dropped_silent' ],
+	[ 'ALTER DATABASE ... SET TABLESPACE', 'ALTER DATABASE moved_silent SET TABLESPACE space_silent' ],
+	[ 'DROP DATABASE (in the tablespace)', 'DROP DATABASE moved_silent' ],
+	[ 'DROP TABLESPACE', 'DROP TABLESPACE space_silent' ])
+{
+	my ($name, $sql) = @$step;
+	$connecting = fresh_connection();
+	my $r = SnowflakeTest::try_sql($node, "SET statement_timeout = '$TIMEOUT';\n$sql;");
+	ok($r->{ok}, "registry silent: $name finishes") or diag $r->{stderr};
+	ok(defined $connecting && (grep { $_ eq $connecting } open_connections()),
+		"registry silent: $name finished while the worker's connection attempt waited");
+}
 
 # A cancel ends the request in flight; the worker lives on and says why.
 my $pid = worker_pid();
+$connecting = fresh_connection();
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-$waited = 0;
+my $waited = 0;
 usleep(50_000)
-  while (grep { $_ eq $connecting } open_connections()) && ($waited += 0.05) < 30;
-ok(!(grep { $_ eq $connecting } open_connections()),
+  while (grep { $_ eq ($connecting // '') } open_connections()) && ($waited += 0.05) < 30;
+ok(defined $connecting && !(grep { $_ eq $connecting } open_connections()),
 	'pg_cancel_backend ends the connection attempt');
 like(
 	SnowflakeTest::registry_status($node, 'last_error'),

@@ -40,6 +40,8 @@
 // system identifier, the same timeline) still wait for it.
 #include <algorithm>
 
+#include "../bound_check.hpp"
+#include "../durable.hpp"
 #include "../node.hpp"
 #include "../settings.hpp"
 #include "../time.hpp"
@@ -382,6 +384,12 @@ void snowflake_registry_main(Datum) {
     MemoryContextReset(round_context);
     if (ConfigReloadPending) reload();
     long timeout_ms = -1;
+    // A node started without its state file: first the check of its
+    // databases (bound_check.cpp), once recovery is over.
+    if (bound_state() == BoundState::kChecking) {
+      const bool done = !RecoveryInProgress() && check_bound();
+      if (!done) timeout_ms = RecoveryInProgress() ? kRecoveryPollMs : kRetryMs;
+    }
     if (!settings.registry_configured) {
       disconnect();
       set_state(State::kDisabled);
@@ -397,8 +405,9 @@ void snowflake_registry_main(Datum) {
           state == State::kReleased)
         set_state(State::kStarting);
       if (lease_clock_us() >= worker.next_attempt_us) attempt();
-      timeout_ms = static_cast<long>(
+      const long next_ms = static_cast<long>(
           std::max<int64_t>(0, (worker.next_attempt_us - lease_clock_us() + 999) / 1000));
+      timeout_ms = timeout_ms < 0 ? next_ms : std::min(timeout_ms, next_ms);
     }
     if (ShutdownRequestPending) break;
     (void)WaitLatch(MyLatch,

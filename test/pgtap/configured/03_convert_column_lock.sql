@@ -7,7 +7,7 @@
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS dblink;
-SELECT plan(4);
+SELECT plan(6);
 
 CREATE TABLE convert_race (id bigserial PRIMARY KEY, note text);
 INSERT INTO convert_race (note) VALUES ('old');
@@ -39,9 +39,34 @@ COMMIT;
 SELECT throws_ok($$SELECT * FROM dblink_get_result('converter') AS t(result text)$$, '55000',
                  NULL, 'with the lock it sees the committed row, and refuses');
 SELECT * FROM dblink_get_result('converter', false) AS t(result text);
-SELECT dblink_disconnect('converter');
 SELECT matches((SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'convert_race'::regclass),
                '^nextval\(', 'the column keeps its sequence');
 
-DROP TABLE convert_race;
+-- The table is replaced by another of the same name while the conversion
+-- waits for its lock: the conversion must notice, not go on with the table
+-- it was given under the new one's name.
+CREATE TABLE convert_swap (id bigserial PRIMARY KEY);
+BEGIN;
+LOCK TABLE convert_swap IN ACCESS EXCLUSIVE MODE;
+SELECT dblink_send_query('converter', $$SELECT snowflake_convert_column('convert_swap', 'id')$$) AS sent \gset
+DO $$
+BEGIN
+    FOR i IN 1..3000 LOOP
+        EXIT WHEN EXISTS (SELECT FROM pg_locks WHERE relation = 'convert_swap'::regclass AND NOT granted);
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+END
+$$;
+DROP TABLE convert_swap;
+CREATE TABLE convert_swap (id bigserial PRIMARY KEY);
+COMMIT;
+SELECT throws_ok($$SELECT * FROM dblink_get_result('converter') AS t(result text)$$, '55000',
+                 'relation public.convert_swap changed while snowflake_convert_column waited for its lock',
+                 'a table replaced while the conversion waits is refused, by name');
+SELECT * FROM dblink_get_result('converter', false) AS t(result text);
+SELECT matches((SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'convert_swap'::regclass),
+               '^nextval\(', 'the new table keeps its sequence');
+SELECT dblink_disconnect('converter');
+
+DROP TABLE convert_race, convert_swap;
 SELECT * FROM finish();

@@ -1,0 +1,54 @@
+// SQL functions that give a node the bound above its earlier IDs when it
+// cannot know it itself (durable.cpp, "Where the bound comes from"): from the
+// state file of the data directory it was upgraded or copied from, or as a
+// time. Either only ever raises the bound. EXECUTE is revoked from PUBLIC
+// (the first reads a file of the server's).
+#include <algorithm>
+
+#include "boundary.hpp"
+#include "durable.hpp"
+#include "issue.hpp"
+#include "settings.hpp"
+#include "time.hpp"
+
+namespace snowflake::pg {
+namespace {
+
+Datum bound_result(int64_t until) {
+  return TimestampTzGetDatum(timestamptz_from_unix_ms(until + settings.layout.epoch_ms()));
+}
+
+}  // namespace
+}  // namespace snowflake::pg
+
+using namespace snowflake::pg;
+
+// snowflake_restore_bound(data_directory): the bound in that directory's
+// pg_snowflake/state. IDs compare as numbers whatever the layout, so a file
+// written under another layout or epoch gives a true bound too.
+SNOWFLAKE_FUNCTION(snowflake_restore_bound) {
+  require_issuing_server();
+  const char* directory = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  const uint64_t id_bound = read_other_state_file(directory);
+  PG_RETURN_DATUM(bound_result(adopt_bound(settings.layout.timestamp_bound(id_bound))));
+}
+
+// snowflake_set_bound(issued_up_to): every ID issued before is of
+// `issued_up_to` or earlier, so the next one is of a later millisecond.
+SNOWFLAKE_FUNCTION(snowflake_set_bound) {
+  require_issuing_server();
+  const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+  const snowflake::Layout& layout = settings.layout;
+  const int64_t timestamp =
+      TIMESTAMP_NOT_FINITE(ts) ? 0 : unix_ms_from_timestamptz(ts) - layout.epoch_ms();
+  if (TIMESTAMP_NOT_FINITE(ts) || timestamp >= layout.max_timestamp()) {
+    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                    errmsg("snowflake bound %s is outside the range of snowflake timestamps",
+                           timestamp_text(ts)),
+                    errdetail("IDs hold times from %s to %s.",
+                              timestamp_text(timestamptz_from_unix_ms(layout.epoch_ms())),
+                              timestamp_text(timestamptz_from_unix_ms(layout.last_unix_ms()))),
+                    errhint("Pass the time of the last ID the node may have issued, or now().")));
+  }
+  PG_RETURN_DATUM(bound_result(adopt_bound(std::max<int64_t>(timestamp + 1, 0))));
+}
