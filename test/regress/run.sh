@@ -312,7 +312,7 @@ run_suite() {
 # Fails, naming each test and showing its diffs, unless both servers gave
 # every test of SUITE the same verdict.
 compare_suite() {
-    local suite=$1 plain=$OUTPUT/plain/$1 snowflake=$OUTPUT/snowflake/$1 test status=0
+    local suite=$1 plain=$OUTPUT/plain/$1 snowflake=$OUTPUT/snowflake/$1 test diffs
     if cmp -s "$plain/verdicts" "$snowflake/verdicts"; then
         echo "$suite: the same verdicts with and without snowflake"
         return 0
@@ -323,8 +323,9 @@ compare_suite() {
         echo "--- $test: its output without snowflake -> with snowflake ---" >&2
         diff -u "$plain/results/$test.out" "$snowflake/results/$test.out" 2>&1 | head -n 80 >&2 || true
         echo "--- $test: the failing run's diff against the expected output ---" >&2
-        awk -v test="/$test.out" '/^diff / { show = index($0, test) > 0 } show' \
-            "$plain/regression.diffs" "$snowflake/regression.diffs" 2>/dev/null | head -n 80 >&2 || true
+        for diffs in "$plain/regression.diffs" "$snowflake/regression.diffs"; do
+            [ -f "$diffs" ] && awk -v name="/$test.out" '/^diff / { show = (index($0, name) > 0) } show' "$diffs"
+        done | head -n 80 >&2 || true
     done
     return 1
 }
