@@ -41,8 +41,8 @@
 # - Never a hang: a run that prints nothing for REGRESS_STALL_SECONDS
 #   (default 300) or lasts REGRESS_TIMEOUT_SECONDS (default 1800) is ended,
 #   and the layer fails, showing what the server's sessions were waiting for
-#   and its log; the servers are stopped (immediately if a fast shutdown does
-#   not finish in 30 s).
+#   and its log; the servers are stopped (scripts/cluster.sh: immediately if
+#   a fast shutdown does not finish in 30 s).
 # - Verdicts are pg_regress's own (its output, in the format of 15 and of
 #   16 and later). A test whose verdict differs is named, with the diff from
 #   the plain server's output to snowflake's and the failing run's diff
@@ -202,15 +202,10 @@ export PATH="$PG_BIN:$PATH"
 OUTPUT=$(mktemp -d /tmp/snowflake-regress.XXXXXX)
 chown postgres: "$OUTPUT"
 
+# The EXIT trap: the servers stopped, the output kept if the layer failed.
 stop_servers() {
-    local status=$? name dir
-    for name in "${!CLUSTER_PORT[@]}"; do
-        dir=$SCRATCH/$name/data
-        [ -f "$dir/postmaster.pid" ] || continue
-        as_postgres "$PG_BIN/pg_ctl" -D "$dir" -m fast -t 30 -w stop >/dev/null 2>&1 ||
-            as_postgres "$PG_BIN/pg_ctl" -D "$dir" -m immediate -w stop >/dev/null 2>&1 || true
-    done
-    rm -rf "$SCRATCH"
+    local status=$?
+    clusters_cleanup
     if [ $status -eq 0 ]; then
         rm -rf "$OUTPUT"
     else
