@@ -219,7 +219,10 @@ stop_servers() {
 run_bounded() {
     local log=$1 pid size last_size=-1 quiet=0 started=$SECONDS
     shift
-    (cd / && setsid runuser -u postgres -- "$@") >"$log" 2>&1 &
+    # Not a process group leader (no job control here), so setsid does not
+    # fork: $! leads the new group. From /: the caller's directory (often
+    # /root) is not the postgres user's to enter.
+    setsid runuser -u postgres -- env --chdir=/ "$@" >"$log" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         sleep 5
