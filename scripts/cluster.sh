@@ -48,10 +48,13 @@ cluster_env() {
     echo "PGHOST=$SCRATCH/$1 PGPORT=${CLUSTER_PORT[$1]} PGUSER=postgres"
 }
 
+# A fast shutdown, or an immediate one if that has not ended every process in
+# 30 s (a server process that ignores SIGTERM must not keep a test waiting).
 cluster_stop() {
     local dir=$SCRATCH/$1
-    [ -f "$dir/data/postmaster.pid" ] && as_postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
-    return 0
+    [ -f "$dir/data/postmaster.pid" ] || return 0
+    as_postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -t 30 -w stop >/dev/null 2>&1 ||
+        as_postgres "$PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
 }
 
 cluster_log_tail() {

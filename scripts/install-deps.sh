@@ -61,6 +61,8 @@ testing=(
     pgbouncer                             # test/ha: the transaction pooling drill
     patroni python3-etcd                  # test/ha: the Patroni drills (python3-etcd: its etcd client)
     etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
+    dpkg-dev                              # test/regress: dpkg-source, which apt-get source unpacks with
+    debian-keyring                        # test/regress: the signatures of sources no apt index lists
 )
 
 # The citus test layer builds Citus (a test dependency only, never linked or

@@ -4,13 +4,16 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer
-#   scripts/test.sh unit sql tap ha citus
+#   scripts/test.sh unit sql tap ha regress citus
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
 #                                    ASan/UBSan), sql (pg_regress and pgTAP),
 #                                    tap (cluster-level Perl TAP tests),
 #                                    ha (the high-availability drills: Patroni,
 #                                    network partitions, pgbouncer; run as root),
+#                                    regress (PostgreSQL's own regression and
+#                                    isolation suites with and without
+#                                    snowflake: the same verdicts),
 #                                    citus (a Citus coordinator and workers;
 #                                    PostgreSQL 16+, Citus installed or built
 #                                    from the vendored source by
@@ -42,7 +45,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha | citus | clients) layers+=("$argument") ;;
+        unit | sql | tap | ha | regress | citus | clients) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -57,7 +60,7 @@ for argument in "$@"; do
             ;;
     esac
 done
-[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha citus)
+[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha regress citus)
 skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
@@ -196,6 +199,7 @@ for layer in "${layers[@]}"; do
         sql) build_extension; run_sql ;;
         tap) build_extension; run_tap ;;
         ha) build_extension; run_ha ;;
+        regress) build_extension; test/regress/run.sh ;;
         citus) build_extension; run_citus ;;
         clients) build_extension; run_clients ;;
     esac
