@@ -154,6 +154,10 @@ sub issue_batch
 
 ## 1. The stanza, archiving, a full backup -------------------------------------
 
+IPC::Run::run([ 'pgbackrest', 'version' ], '>', \my $version);
+chomp $version;
+note "this is $version";
+
 SnowflakeTest::set_clock_offset($original, $LEAD);
 SnowflakeTest::start_node($original);
 pgbackrest('stanza-create');
