@@ -20,6 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+use Time::HiRes qw(time);
 
 my %names = ('1/0' => 'coordinator', '1/1' => 'worker_1', '1/2' => 'worker_2', '1/3' => 'worker_3');
 my $coordinator = CitusTest::init_node('coordinator', datacenter_id => 1, worker_id => 0);
@@ -91,11 +92,13 @@ for my $table (qw(events orders))
 	my $shard = $coordinator->safe_psql('postgres',
 		"SELECT min(shardid) FROM citus_shards WHERE table_name = '$table'::regclass AND nodeport = " . $worker_1->port);
 	my $started = rows();
+	my $move_started = time;
 	$coordinator->safe_psql('postgres',
 		sprintf(
 			"SELECT citus_move_shard_placement(%d, '%s', %d, '%s', %d, shard_transfer_mode => 'force_logical')",
 			$shard, $worker_1->host, $worker_1->port, $worker_2->host, $worker_2->port));
-	cmp_ok(rows(), '>', $started, "$table: inserts went on while shard $shard moved");
+	my $took = time - $move_started;
+	cmp_ok(rows(), '>', $started, sprintf("$table: inserts went on while shard $shard moved (%.1f s)", $took));
 	is( $coordinator->safe_psql('postgres', "SELECT nodeport FROM citus_shards WHERE shardid = $shard"),
 		$worker_2->port, "$table: shard $shard is on worker_2 now");
 	wait_for_progress($before, 20, "$table: every writer inserts after the move");
@@ -107,9 +110,10 @@ CitusTest::start($worker_3);
 CitusTest::add_worker($coordinator, $worker_3);
 my $before = progress();
 my $started = rows();
+my $rebalance_started = time;
 $coordinator->safe_psql('postgres',
 	"SELECT rebalance_table_shards(shard_transfer_mode => 'force_logical')");
-cmp_ok(rows(), '>', $started, 'inserts went on during the rebalance');
+cmp_ok(rows(), '>', $started, sprintf('inserts went on during the rebalance (%.1f s)', time - $rebalance_started));
 my $on_worker_3 = $coordinator->safe_psql('postgres',
 	'SELECT count(*) FROM citus_shards WHERE nodeport = ' . $worker_3->port);
 cmp_ok($on_worker_3, '>', 0, "the rebalance moved $on_worker_3 shards onto worker_3");
