@@ -133,24 +133,47 @@ fi
 # The JSON each language writes, for the json test; only this run's.
 rm -rf build/clients/json
 export SNOWFLAKE_CLIENTS_RAN="${selected[*]}"
+# The reasons of the tests a client's output says it skipped (node's test
+# runner: "# SKIP why" in TAP, "﹣ name (ms) # why" in its spec reporter).
+skip_reasons() {
+    sed -n 's/.* # SKIP \(.*\)$/\1/p; s/^﹣ .* # \(.*\)$/\1/p' "$1" | sort -u | paste -sd ';' | sed 's/;/; /g'
+}
+
 passed=0 failed=0 results=()
 for client in "${selected[@]}"; do
     printf '\n--- %s ---\n' "$client"
     database=clients_${client//-/_}
     fresh_database "$database"
     started=$SECONDS
+    output=build/clients/$client.log
     # shellcheck disable=SC2046
     if PGDATABASE=$database DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$database" \
         JDBC_URL="jdbc:postgresql://127.0.0.1:5432/$database?user=postgres" \
-        $(client_command "$client"); then
+        $(client_command "$client") > >(tee "$output") 2>&1; then
+        outcome=passed
         passed=$((passed + 1))
-        results+=("$(printf '%-14s passed  %4d s' "$client" $((SECONDS - started)))")
     else
+        outcome=FAILED
         failed=$((failed + 1))
-        results+=("$(printf '%-14s FAILED  %4d s' "$client" $((SECONDS - started)))")
         cluster_log_tail clients
     fi
+    wait "$!" || true  # tee, done with the output
+    result=$(printf '%-14s %s  %4d s' "$client" "$outcome" $((SECONDS - started)))
+    skipped=$(skip_reasons "$output")
+    [ -z "$skipped" ] || result+="  (skipped: $skipped)"
+    results+=("$result")
 done
+
+# What this run tested (doc/clients.md, "Versions tested"): Debian's
+# packages, and npm's from the lock file.
+printf '\n=== versions ===\n'
+{ dpkg-query -W -f='${db:Status-Abbrev}${Package} ${Version}\n' python3 python3-psycopg python3-psycopg2 \
+    python3-sqlalchemy python3-django default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ruby \
+    ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs 2>/dev/null || true; } |
+    sed -n 's/^ii *//p' | paste -sd ',' | sed 's/,/, /g'
+for package in pg knex sequelize typeorm drizzle-orm; do
+    printf '%s %s\n' "$package" "$(node -p "require('./test/clients/node/node_modules/$package/package.json').version")"
+done | paste -sd ',' | sed 's/,/, /g'
 
 printf '\n=== clients (PostgreSQL %s) ===\n' "$("$PG_CONFIG" --version | cut -d' ' -f2)"
 printf '  %s\n' "${results[@]}"
