@@ -32,7 +32,9 @@ if [ -z "${SNOWFLAKE_CLIENTS_NETNS:-}" ]; then
     stamp=test/clients/node/node_modules/.snowflake-lock.sha256
     if ! sha256sum --status -c "$stamp" 2>/dev/null; then
         echo "npm ci (test/clients/node, from $lock)"
+        started=$SECONDS
         (cd test/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+        echo "npm ci: $((SECONDS - started)) s"
         sha256sum "$lock" >"$stamp"
     fi
     exec unshare --net -- env SNOWFLAKE_CLIENTS_NETNS=1 "$0" "$@"
