@@ -151,7 +151,7 @@ for client in "${selected[@]}"; do
     fresh_database "$database"
     started=$SECONDS
     output=build/clients/$client.log
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2091  # the command is client_command's words
     if PGDATABASE=$database DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$database" \
         JDBC_URL="jdbc:postgresql://127.0.0.1:5432/$database?user=postgres" \
         $(client_command "$client") 2>&1 | tee "$output"; then
