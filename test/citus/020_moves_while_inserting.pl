@@ -20,6 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+use Time::HiRes qw(time);
 
 my %names = ('1/0' => 'coordinator', '1/1' => 'worker_1', '1/2' => 'worker_2', '1/3' => 'worker_3');
 my $coordinator = CitusTest::init_node('coordinator', datacenter_id => 1, worker_id => 0);
@@ -82,6 +83,7 @@ sub progress
 }
 
 wait_for_progress(progress(), 50, 'every writer is inserting');
+my @figures;    # what doc/citus.md quotes, printed at the end
 
 ## 1. A shard of each table moved --------------------------------------------------
 
@@ -91,10 +93,12 @@ for my $table (qw(events orders))
 	my $shard = $coordinator->safe_psql('postgres',
 		"SELECT min(shardid) FROM citus_shards WHERE table_name = '$table'::regclass AND nodeport = " . $worker_1->port);
 	my $started = rows();
+	my $move_started = time;
 	$coordinator->safe_psql('postgres',
 		sprintf(
 			"SELECT citus_move_shard_placement(%d, '%s', %d, '%s', %d, shard_transfer_mode => 'force_logical')",
 			$shard, $worker_1->host, $worker_1->port, $worker_2->host, $worker_2->port));
+	push @figures, sprintf('%s: a shard moved in %.1f s', $table, time - $move_started);
 	cmp_ok(rows(), '>', $started, "$table: inserts went on while shard $shard moved");
 	is( $coordinator->safe_psql('postgres', "SELECT nodeport FROM citus_shards WHERE shardid = $shard"),
 		$worker_2->port, "$table: shard $shard is on worker_2 now");
@@ -107,12 +111,15 @@ CitusTest::start($worker_3);
 CitusTest::add_worker($coordinator, $worker_3);
 my $before = progress();
 my $started = rows();
+my $rebalance_started = time;
 $coordinator->safe_psql('postgres',
 	"SELECT rebalance_table_shards(shard_transfer_mode => 'force_logical')");
+my $rebalance_took = time - $rebalance_started;
 cmp_ok(rows(), '>', $started, 'inserts went on during the rebalance');
 my $on_worker_3 = $coordinator->safe_psql('postgres',
 	'SELECT count(*) FROM citus_shards WHERE nodeport = ' . $worker_3->port);
 cmp_ok($on_worker_3, '>', 0, "the rebalance moved $on_worker_3 shards onto worker_3");
+push @figures, sprintf('the rebalance moved %d shards onto worker_3 in %.1f s', $on_worker_3, $rebalance_took);
 wait_for_progress($before, 20, 'every writer inserts after the rebalance');
 
 ## The outcome -------------------------------------------------------------------
@@ -131,6 +138,7 @@ for my $table (qw(events orders))
 		    SELECT count(*) AS n, count(DISTINCT id) AS d, max(g) AS m FROM $table GROUP BY writer) w});
 	is($gaps, 0, "$table: no row missing ($rows rows)");
 	is($distinct, $rows, "$table: all $rows keys distinct");
+	push @figures, "$table: $rows rows, $distinct distinct keys";
 }
 is( $coordinator->safe_psql(
 		'postgres', q{
@@ -143,7 +151,7 @@ for my $writer (sort keys %connected)
 	like(CitusTest::issuers($coordinator, "SELECT id FROM events WHERE writer = $writer", \%names),
 		qr/^$connected{$writer}=\d+$/, "writer $writer: every key issued by $connected{$writer}");
 }
-note 'rows per table: ' . rows();
+diag join("\n", 'Shard moves while 4 sessions insert (doc/citus.md):', @figures);
 
 $_->stop('fast') for ($worker_3, $worker_2, $worker_1, $coordinator);
 done_testing();

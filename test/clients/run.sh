@@ -32,7 +32,9 @@ if [ -z "${SNOWFLAKE_CLIENTS_NETNS:-}" ]; then
     stamp=test/clients/node/node_modules/.snowflake-lock.sha256
     if ! sha256sum --status -c "$stamp" 2>/dev/null; then
         echo "npm ci (test/clients/node, from $lock)"
+        started=$SECONDS
         (cd test/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+        echo "npm ci: $((SECONDS - started)) s"
         sha256sum "$lock" >"$stamp"
     fi
     exec unshare --net -- env SNOWFLAKE_CLIENTS_NETNS=1 "$0" "$@"
@@ -89,8 +91,10 @@ pgx_build() {
     go test -c -vet=off -o build/clients/pgx.test "$package"
 }
 pgx_run() {
-    wait "$pgx_build_pid" || { cat build/clients/pgx-build.log; return 1; }
+    # Its status, once written (a client runs in a subshell: it cannot wait for it).
+    while [ ! -s build/clients/pgx-build.status ]; do sleep 1; done
     cat build/clients/pgx-build.log
+    [ "$(cat build/clients/pgx-build.status)" = 0 ] || return 1
     build/clients/pgx.test -test.count=1 -test.v -test.timeout=5m
 }
 
@@ -126,31 +130,54 @@ done
 
 mkdir -p build/clients
 if [[ " ${selected[*]} " == *" pgx "* ]]; then
-    pgx_build >build/clients/pgx-build.log 2>&1 &
+    rm -f build/clients/pgx-build.status
+    { pgx_build >build/clients/pgx-build.log 2>&1; echo $? >build/clients/pgx-build.status; } &
     pgx_build_pid=$!
 fi
 
 # The JSON each language writes, for the json test; only this run's.
 rm -rf build/clients/json
 export SNOWFLAKE_CLIENTS_RAN="${selected[*]}"
+# The reasons of the tests a client's output says it skipped (node's test
+# runner: "# SKIP why" in TAP, "﹣ name (ms) # why" in its spec reporter).
+skip_reasons() {
+    sed -n 's/.* # SKIP \(.*\)$/\1/p; s/^﹣ .* # \(.*\)$/\1/p' "$1" | sort -u | paste -sd ';' | sed 's/;/; /g'
+}
+
 passed=0 failed=0 results=()
 for client in "${selected[@]}"; do
     printf '\n--- %s ---\n' "$client"
     database=clients_${client//-/_}
     fresh_database "$database"
     started=$SECONDS
-    # shellcheck disable=SC2046
+    output=build/clients/$client.log
+    # shellcheck disable=SC2046,SC2091  # the command is client_command's words
     if PGDATABASE=$database DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$database" \
         JDBC_URL="jdbc:postgresql://127.0.0.1:5432/$database?user=postgres" \
-        $(client_command "$client"); then
+        $(client_command "$client") 2>&1 | tee "$output"; then
+        outcome=passed
         passed=$((passed + 1))
-        results+=("$(printf '%-14s passed  %4d s' "$client" $((SECONDS - started)))")
     else
+        outcome=FAILED
         failed=$((failed + 1))
-        results+=("$(printf '%-14s FAILED  %4d s' "$client" $((SECONDS - started)))")
         cluster_log_tail clients
     fi
+    result=$(printf '%-14s %s  %4d s' "$client" "$outcome" $((SECONDS - started)))
+    skipped=$(skip_reasons "$output")
+    [ -z "$skipped" ] || result+="  (skipped: $skipped)"
+    results+=("$result")
 done
+
+# What this run tested (doc/clients.md, "Versions tested"): Debian's
+# packages, and npm's from the lock file.
+printf '\n=== versions ===\n'
+{ dpkg-query -W -f='${db:Status-Abbrev}${Package} ${Version}\n' python3 python3-psycopg python3-psycopg2 \
+    python3-sqlalchemy python3-django default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ruby \
+    ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs 2>/dev/null || true; } |
+    sed -n 's/^ii *//p' | paste -sd ',' | sed 's/,/, /g'
+for package in pg knex sequelize typeorm drizzle-orm; do
+    printf '%s %s\n' "$package" "$(node -p "require('./test/clients/node/node_modules/$package/package.json').version")"
+done | paste -sd ',' | sed 's/,/, /g'
 
 printf '\n=== clients (PostgreSQL %s) ===\n' "$("$PG_CONFIG" --version | cut -d' ' -f2)"
 printf '  %s\n' "${results[@]}"
