@@ -381,6 +381,22 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
                    "synchronous_standby_names and reload.")));
 }
 
+// Makes `until` the durable bound: its WAL record, flushed, then the state
+// file. The caller holds durable_lock exclusively; an error leaves the old
+// bound in force. Returns the record's position, for the standbys' wait.
+XLogRecPtr write_bound(int64_t until) {
+  BoundRecord bound_record{settings.layout.id_bound(until)};
+  XLogBeginInsert();
+  XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));
+  const XLogRecPtr lsn = XLogInsert(kRmgrId, kBoundRecord);
+  XLogFlush(lsn);
+  write_state_file(until, ERROR);
+  shared_node->written_until = until;
+  shared_node->written_lsn = lsn;
+  shared_node->state_file_written = true;
+  return lsn;
+}
+
 RmgrData resource_manager;
 
 }  // namespace
@@ -434,15 +450,7 @@ void note_extension_created() {
 int64_t adopt_bound(int64_t until) {
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
   until = std::max(until, shared_node->written_until);
-  BoundRecord bound_record{settings.layout.id_bound(until)};
-  XLogBeginInsert();
-  XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));
-  const XLogRecPtr lsn = XLogInsert(kRmgrId, kBoundRecord);
-  XLogFlush(lsn);
-  write_state_file(until, ERROR);
-  shared_node->written_until = until;
-  shared_node->written_lsn = lsn;
-  shared_node->state_file_written = true;
+  const XLogRecPtr lsn = write_bound(until);
   LWLockRelease(shared_node->durable_lock);
   wait_for_synchronous_standbys(lsn, until);
   node_generator()->restore(until);
@@ -487,16 +495,7 @@ void make_durable(int64_t timestamp, bool wait) {
     return;
   }
   if (generator->durable_bound_near(shared_node->written_until, timestamp)) {
-    const int64_t until = generator->durable_until_after(timestamp);
-    BoundRecord bound_record{settings.layout.id_bound(until)};
-    XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(&bound_record), sizeof(bound_record));
-    const XLogRecPtr lsn = XLogInsert(kRmgrId, kBoundRecord);
-    XLogFlush(lsn);
-    write_state_file(until, ERROR);
-    shared_node->written_until = until;
-    shared_node->written_lsn = lsn;
-    shared_node->state_file_written = true;
+    (void)write_bound(generator->durable_until_after(timestamp));
   }
   const int64_t until = shared_node->written_until;
   const XLogRecPtr lsn = shared_node->written_lsn;
