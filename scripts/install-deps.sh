@@ -7,7 +7,7 @@
 # (it is added to the apt sources, saying so).
 #
 #   scripts/install-deps.sh            everything (build, tests, benchmarks; on
-#                                      PostgreSQL 16 and later also what building
+#                                      PostgreSQL 16 to 18 also what building
 #                                      Citus for the citus test layer needs)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
 #   scripts/install-deps.sh --packaging
@@ -68,7 +68,7 @@ testing=(
 # The citus test layer builds Citus (a test dependency only, never linked or
 # shipped) from the vendored source (scripts/citus.sh) when it is not
 # installed. What that build needs beyond the server headers; Citus 14
-# supports PostgreSQL 16 to 18, so on 15 it is not installed.
+# supports PostgreSQL 16 to 18, so on 15 and 19 it is not installed.
 citus_build=(
     libcurl4-openssl-dev              # configure requires it (and PostgreSQL 18's headers make Citus include curl/curl.h)
     libicu-dev                        # unicode/ucol.h (configure passes without it; the build fails)
@@ -106,7 +106,7 @@ case ${1:-} in
     --clients) packages+=("${clients[@]}") ;;
     *)
         packages+=("${testing[@]}")
-        [ "$PG_MAJOR" -lt 16 ] || packages+=("${citus_build[@]}")
+        if [ "$PG_MAJOR" -ge 16 ] && [ "$PG_MAJOR" -le 18 ]; then packages+=("${citus_build[@]}"); fi
         ;;
 esac
 
