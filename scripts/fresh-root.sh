@@ -20,8 +20,11 @@
 #   below, so that a changed recipe makes a new one (FRESH_ROOT_REBUILD=1
 #   remakes it anyway). Each run unpacks it anew under /var/tmp, so nothing
 #   installed by an earlier run is there. The .deb files apt downloads are
-#   kept in /var/cache/snowflake/apt/SUITE and lent to each root's apt cache:
-#   a root still installs every package itself, it only skips the download.
+#   kept in /var/cache/snowflake/apt/SUITE and lent to each root's apt cache
+#   (hard links in the root's own archives directory, so that roots of one
+#   release can run at once; what a root downloads joins the cache when it
+#   ends): a root still installs every package itself, it only skips the
+#   download.
 #   Builds of test dependencies (Citus, scripts/citus.sh) are kept the same
 #   way, in /var/cache/snowflake/build/SUITE, lent to each root as its
 #   /var/cache/snowflake/build: a root still installs them itself, it only
@@ -181,6 +184,18 @@ root_processes() {
     return 0
 }
 
+# The .deb files the root downloaded, into the cache (a link, or a copy
+# moved into place: another root may be reading the cache meanwhile).
+return_downloads() {
+    local deb
+    [ -d "${ARCHIVES:-}" ] || return 0
+    for deb in "$ARCHIVES"/*.deb; do
+        [ -f "$deb" ] && [ ! -e "$APT_CACHE/${deb##*/}" ] || continue
+        ln "$deb" "$APT_CACHE/" 2>/dev/null ||
+            { cp "$deb" "$APT_CACHE/.${deb##*/}.tmp" && mv "$APT_CACHE/.${deb##*/}.tmp" "$APT_CACHE/${deb##*/}"; } || true
+    done
+}
+
 cleanup() {
     local status=$? pids round mount listed=
     trap - EXIT INT TERM
@@ -201,6 +216,7 @@ cleanup() {
         mount=${MOUNTS[i]}
         umount "$mount" 2>/dev/null || umount -l "$mount" || true
     done
+    return_downloads
     if findmnt -rn -o TARGET | grep -q "^$ROOT/"; then
         log "error: something is still mounted under $ROOT; not removing it"
         status=1
@@ -238,8 +254,14 @@ mount_in_root /dev --bind /dev
 mount --make-private "$ROOT/dev"
 mount_in_root /dev/pts --bind /dev/pts
 mount_in_root /dev/shm -t tmpfs -o mode=1777,size=1g tmpfs
-mount_in_root /var/cache/apt/archives --bind "$APT_CACHE"
-mkdir -p "$APT_CACHE/partial"
+# The root's own apt archives directory (apt locks it while it downloads,
+# so one shared by two roots of a release failed the second's apt-get),
+# holding hard links to the cached .deb files (the same filesystem: no copy);
+# what the root downloads goes back to the cache when it ends (cleanup).
+ARCHIVES=$ROOT/var/cache/apt/archives
+mkdir -p "$ARCHIVES/partial"
+find "$APT_CACHE" -maxdepth 1 -name '*.deb' -print0 | xargs -0 -r cp -l -t "$ARCHIVES/" 2>/dev/null \
+    || find "$APT_CACHE" -maxdepth 1 -name '*.deb' -print0 | xargs -0 -r cp -n -t "$ARCHIVES/"
 chroot "$ROOT" chown _apt:root /var/cache/apt/archives/partial  # apt downloads as _apt
 mount_in_root /var/cache/snowflake/build --bind "$BUILD_CACHE"
 if [ -d "$VENDOR" ]; then
