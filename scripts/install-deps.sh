@@ -151,28 +151,36 @@ add_experimental_archive() {
     "${as_root[@]}" apt-get update -qq
 }
 
-# Debian builds postgresql-NN-pgtap for its releases' majors only. pgTAP is
-# SQL alone, and its build adapts that SQL only for majors before 9.5, so for
-# a major from experimental the extension's files are those of this
-# release's postgresql-NN-pgtap (downloaded, not installed).
-pgtap_control=/usr/share/postgresql/$PG_MAJOR/extension/pgtap.control
-copy_pgtap=false
-if $from_experimental && [[ " ${packages[*]} " == *" postgresql-$PG_MAJOR-pgtap "* ]]; then
+# Debian builds the test extensions postgresql-NN-pgtap and
+# postgresql-NN-partman for its releases' majors only. Both are SQL alone:
+# pgTAP's build adapts its SQL only for majors before 9.5, and pg_partman's
+# one library is an optional background worker (pg_partman_bgw, for
+# shared_preload_libraries) that the tests do not load. So for a major from
+# experimental their extension files (the control file and the scripts) are
+# those of this release's package, downloaded, not installed. Each package's
+# suffix, and the name of its extension's files:
+declare -A sql_only_extensions=([pgtap]=pgtap [partman]=pg_partman)
+extension_dir=/usr/share/postgresql/$PG_MAJOR/extension
+copy_of_release=()  # the suffixes whose files are to be copied
+if $from_experimental; then
     for i in "${!packages[@]}"; do
-        [ "${packages[i]}" = "postgresql-$PG_MAJOR-pgtap" ] && unset 'packages[i]'
+        suffix=${packages[i]#postgresql-"$PG_MAJOR"-}
+        [ "$suffix" != "${packages[i]}" ] && [ -n "${sql_only_extensions[$suffix]:-}" ] || continue
+        unset 'packages[i]'
+        [ -f "$extension_dir/${sql_only_extensions[$suffix]}.control" ] || copy_of_release+=("$suffix")
     done
-    [ -f "$pgtap_control" ] || copy_pgtap=true
 fi
 
-copy_pgtap_of_release() {
-    local release_major work
+copy_extension_of_release() {
+    local suffix=$1 release_major work
     release_major=$(postgresql_major_of_release)
-    echo "pgTAP for PostgreSQL $PG_MAJOR: the files of postgresql-$release_major-pgtap"
+    echo "${sql_only_extensions[$suffix]} for PostgreSQL $PG_MAJOR: the extension files of postgresql-$release_major-$suffix"
     work=$(mktemp -d)
     chown _apt "$work" 2>/dev/null || true # apt-get download writes as _apt
-    (cd "$work" && "${as_root[@]}" apt-get download -qq "postgresql-$release_major-pgtap")
-    dpkg-deb -x "$work"/postgresql-"$release_major"-pgtap_*.deb "$work/package"
-    "${as_root[@]}" cp "$work/package/usr/share/postgresql/$release_major/extension/"pgtap* "$(dirname "$pgtap_control")/"
+    (cd "$work" && "${as_root[@]}" apt-get download -qq "postgresql-$release_major-$suffix")
+    dpkg-deb -x "$work"/postgresql-"$release_major"-"$suffix"_*.deb "$work/package"
+    "${as_root[@]}" cp "$work/package/usr/share/postgresql/$release_major/extension/${sql_only_extensions[$suffix]}"[.-]* \
+        "$extension_dir/"
     rm -rf "$work"
 }
 
@@ -196,9 +204,9 @@ unserved() {
     done
 }
 
-if [ ${#missing[@]} -gt 0 ] || $copy_pgtap; then
+if [ ${#missing[@]} -gt 0 ] || [ ${#copy_of_release[@]} -gt 0 ]; then
     wanted=("${missing[@]}")
-    $copy_pgtap && wanted+=(pgTAP)
+    for suffix in "${copy_of_release[@]}"; do wanted+=("${sql_only_extensions[$suffix]}"); done
     echo "Installing for PostgreSQL $PG_MAJOR: ${wanted[*]}"
     "${as_root[@]}" apt-get update -qq
     codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
@@ -219,7 +227,7 @@ if [ ${#missing[@]} -gt 0 ] || $copy_pgtap; then
         DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
             "${missing[@]}" >/dev/null
     fi
-    if $copy_pgtap; then copy_pgtap_of_release; fi
+    for suffix in "${copy_of_release[@]}"; do copy_extension_of_release "$suffix"; done
 fi
 
 # The check behind the table above: the clang PGXS will call is the one named.
