@@ -15,6 +15,10 @@
 #                                      Debian packages needs (scripts/package.sh)
 #   scripts/install-deps.sh --clients  what the tour needs and the clients layer's
 #                                      languages, drivers and ORMs (test/clients/)
+#   scripts/install-deps.sh --sources  nothing: only makes apt's sources serve
+#                                      postgresql-NN (adding experimental for 19),
+#                                      as a machine that installs a package built
+#                                      for it needs (test/package/installed.sh)
 #
 # Every package is named here: installs run with --no-install-recommends, so a
 # Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
@@ -101,7 +105,7 @@ clients=(
 
 packages=("${runtime[@]}")
 case ${1:-} in
-    --runtime) ;;
+    --runtime | --sources) ;;
     --packaging) packages+=("${packaging[@]}") ;;
     --clients) packages+=("${clients[@]}") ;;
     *)
@@ -150,6 +154,16 @@ add_experimental_archive() {
         "${as_root[@]}" tee "$EXPERIMENTAL_PREFERENCES" >/dev/null
     "${as_root[@]}" apt-get update -qq
 }
+
+if [ "${1:-}" = --sources ]; then
+    if ! apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1; then
+        "${as_root[@]}" apt-get update -qq
+        if ! apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1 && $from_experimental; then
+            add_experimental_archive "$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")" || exit 1
+        fi
+    fi
+    exit 0
+fi
 
 # Debian builds the test extensions postgresql-NN-pgtap and
 # postgresql-NN-partman for its releases' majors only. Both are SQL alone:
