@@ -23,12 +23,7 @@
 #   whose index has moved on to files it does not have yet), the newest
 #   point release of this Debian release that the package's changelog names,
 #   from the main archive's pool, its signature checked against Debian's
-#   keyring. A major this release does not have (19, from Debian's
-#   experimental archive, whose sources the archive as apt reaches it here
-#   does not serve) falls back to the suites of this release's own major
-#   (18 on forky), saying so: the newest older suites, whose tests of what
-#   the newer major changed fail on both servers alike, and whose other
-#   tests still compare. Only src/test/regress and src/test/isolation are kept, with
+#   keyring. Only src/test/regress and src/test/isolation are kept, with
 #   regress.so built from regress.c against the installed server's headers
 #   (PGXS), in /var/cache/snowflake/regress/postgresql-NN_VERSION/, reused
 #   while that server version is installed. The other libraries the suite
@@ -81,24 +76,23 @@ APT_OPTIONS=(
     -o "Dir::Cache=$APT_DIR/cache"
 )
 
-# deb-src lines for the repositories that serve the binary package PACKAGE,
-# as apt-cache madison names them ("URI SUITE/COMPONENT ARCH Packages").
+# deb-src lines for the repositories that serve the installed package, as
+# apt-cache madison names them ("URI SUITE/COMPONENT ARCH Packages").
 write_source_list() {
-    local package=$1
-    apt-cache madison "$package" | awk -F' [|] ' '
+    apt-cache madison "$PACKAGE" | awk -F' [|] ' '
         $3 ~ / Packages$/ {
             split($3, field, " "); split(field[2], where, "/")
             print "deb-src " field[1] " " where[1] " " where[2]
         }' | sort -u >"$APT_DIR/sources.list"
     [ -s "$APT_DIR/sources.list" ] \
-        || fail "apt names no repository that serves $package (apt-cache madison $package); run apt-get update"
+        || fail "apt names no repository that serves $PACKAGE (apt-cache madison $PACKAGE); run apt-get update"
 }
 
-# Downloads the source of SOURCE_PACKAGE at VERSION, as apt's source index
-# lists it, into DIR (apt downloads as _apt).
+# Downloads the source of VERSION, as apt's source index lists it, into DIR
+# (apt downloads as _apt).
 download_indexed() {
     local version=$1 dir=$2
-    (cd "$dir" && apt-get "${APT_OPTIONS[@]}" source -qq --download-only "$SOURCE_PACKAGE=$version")
+    (cd "$dir" && apt-get "${APT_OPTIONS[@]}" source -qq --download-only "$PACKAGE=$version")
 }
 
 # The point releases of the installed package in this Debian release's main
@@ -129,70 +123,39 @@ download_from_pool() {
     done
 }
 
-# The source packages to take the suites from, in turn: the installed
-# server's, then, for a major that this Debian release does not have (19
-# from the experimental archive), this release's own major, whose suites are
-# the newest older ones apt can serve. Debian's archive as apt reaches it
-# here may serve experimental's binary packages but not its sources.
-source_candidates() {
-    local release_major
-    echo "$PACKAGE"
-    release_major=$(postgresql_major_of_release 2>/dev/null) || return 0
-    [ "$release_major" -lt "$PG_MAJOR" ] && echo "postgresql-$release_major"
-    return 0
-}
-
-# Downloads the first source it can (source_candidates; for each, the
-# versions its source index lists, the installed server's first, then the
-# point releases from the pool) and keeps its suites in SUITE_DIR; sets
-# SOURCE_PACKAGE and SOURCE_VERSION.
 fetch_source() {
-    local download=$SUITE_DIR.download version how tries unpack=(dpkg-source) tried=()
+    local download=$SUITE_DIR.download version how tries=() unpack=(dpkg-source)
     mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial" "$APT_DIR/sources.list.d"
+    write_source_list
+    apt-get "${APT_OPTIONS[@]}" update -qq >"$APT_DIR/update.log" 2>&1 \
+        || { cat "$APT_DIR/update.log"; fail "apt-get update of the source lists failed"; }
+    # What apt's source index lists (the installed version first, then the
+    # others, newest first), then the point releases from the pool.
+    for version in "$SERVER_VERSION" $(apt-cache "${APT_OPTIONS[@]}" showsrc "$PACKAGE" |
+        sed -n 's/^Version: //p' | grep -vxF "$SERVER_VERSION" | sort -rVu); do
+        tries+=("indexed $version")
+    done
+    for version in $(point_releases); do tries+=("from_pool $version"); done
     rm -f "$download.log"
-    for SOURCE_PACKAGE in $(source_candidates); do
-        write_source_list "$SOURCE_PACKAGE"
-        apt-get "${APT_OPTIONS[@]}" update -qq >"$APT_DIR/update.log" 2>&1 \
-            || { cat "$APT_DIR/update.log"; fail "apt-get update of the source lists failed"; }
-        tried+=("$SOURCE_PACKAGE from $(cut -d' ' -f2- "$APT_DIR/sources.list" | paste -sd,)")
-        tries=()
-        # What apt's source index lists (the installed version first, then
-        # the others, newest first), then the point releases from the pool.
-        [ "$SOURCE_PACKAGE" = "$PACKAGE" ] && tries+=("indexed $SERVER_VERSION")
-        for version in $(apt-cache "${APT_OPTIONS[@]}" showsrc "$SOURCE_PACKAGE" |
-            sed -n 's/^Version: //p' | grep -vxF "$SERVER_VERSION" | sort -rVu); do
-            tries+=("indexed $version")
-        done
-        if [ "$SOURCE_PACKAGE" = "$PACKAGE" ]; then
-            for version in $(point_releases); do tries+=("from_pool $version"); done
+    for how in "${tries[@]}"; do
+        read -r how version <<<"$how"
+        rm -rf "$download"
+        mkdir -p "$download"
+        chown _apt "$download"
+        echo "--- $how $version ---" >>"$download.log"
+        if "download_$how" "$version" "$download" >>"$download.log" 2>&1; then
+            SOURCE_VERSION=$version
+            [ "$how" = from_pool ] && unpack+=(--require-valid-signature)
+            break
         fi
-        for how in "${tries[@]}"; do
-            read -r how version <<<"$how"
-            rm -rf "$download"
-            mkdir -p "$download"
-            chown _apt "$download"
-            echo "--- $SOURCE_PACKAGE: $how $version ---" >>"$download.log"
-            if "download_$how" "$version" "$download" >>"$download.log" 2>&1; then
-                SOURCE_VERSION=$version
-                [ "$how" = from_pool ] && unpack+=(--require-valid-signature)
-                break 2
-            fi
-        done
     done
     [ -n "${SOURCE_VERSION:-}" ] || {
         cat "$download.log"
-        fail "no source of the suites could be downloaded: $(printf '%s; ' "${tried[@]}")"
+        fail "no source of $PACKAGE could be downloaded from: $(cut -d' ' -f2- "$APT_DIR/sources.list" | paste -sd,)"
     }
-    if [ "$SOURCE_PACKAGE" != "$PACKAGE" ]; then
-        echo "regress: no source of $PACKAGE could be downloaded (${tried[0]}):"
-        sed -n "s/^--- $PACKAGE: \(.*\) ---\$/  tried: \1/p" "$download.log"
-        grep -m 1 '^E: ' "$download.log" | sed 's/^/  first error: /'
-        echo "regress: so the suites are those of $SOURCE_PACKAGE $SOURCE_VERSION, run against the PostgreSQL" \
-            "$PG_MAJOR server, with and without snowflake: a test whose output $PG_MAJOR changed fails on both alike."
-    fi
-    echo "source: $SOURCE_PACKAGE $SOURCE_VERSION (server $PACKAGE $SERVER_VERSION)"
+    echo "source: $PACKAGE $SOURCE_VERSION (server $SERVER_VERSION)"
     (cd "$download" && "${unpack[@]}" -x ./*.dsc tree) >"$download.log" 2>&1 \
-        || { cat "$download.log"; fail "dpkg-source could not unpack the source of $SOURCE_PACKAGE $SOURCE_VERSION"; }
+        || { cat "$download.log"; fail "dpkg-source could not unpack the source of $PACKAGE $SOURCE_VERSION"; }
     rm -rf "$SUITE_DIR"
     mkdir -p "$SUITE_DIR/src/test" "$SUITE_DIR/lib"
     mv "$download/tree/src/test/regress" "$download/tree/src/test/isolation" "$SUITE_DIR/src/test/"
@@ -221,14 +184,11 @@ prepare_suites() {
     exec 8>"$CACHE/lock"
     flock 8  # one fetch or build at a time
     if [ -f "$SUITE_DIR/source-version" ]; then
-        read -r SOURCE_PACKAGE SOURCE_VERSION <"$SUITE_DIR/source-version"
-        # One word: the version of the installed server's source (before 1.4).
-        [ -n "$SOURCE_VERSION" ] || { SOURCE_VERSION=$SOURCE_PACKAGE; SOURCE_PACKAGE=$PACKAGE; }
-        echo "source: $SOURCE_PACKAGE $SOURCE_VERSION (server $PACKAGE $SERVER_VERSION), from $SUITE_DIR"
+        echo "source: $PACKAGE $(cat "$SUITE_DIR/source-version") (server $SERVER_VERSION), from $SUITE_DIR"
     else
         fetch_source
         build_libraries
-        echo "$SOURCE_PACKAGE $SOURCE_VERSION" >"$SUITE_DIR/source-version"  # last: marks it complete
+        echo "$SOURCE_VERSION" >"$SUITE_DIR/source-version"  # last: marks it complete
     fi
     flock -u 8
 }
@@ -401,9 +361,7 @@ main() {
         compare_suite "$suite" || status=1
     done
     [ $status -eq 0 ] || return 1
-    local whose=
-    [ "$SOURCE_PACKAGE" = "$PACKAGE" ] || whose=" (with the suites of $SOURCE_PACKAGE $SOURCE_VERSION: see above)"
-    echo "regress: passed in $((SECONDS - started)) s$whose"
+    echo "regress: passed in $((SECONDS - started)) s"
 }
 
 main
