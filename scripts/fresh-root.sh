@@ -12,6 +12,11 @@
 #       --copy-in puts DIR's files in the clone's dist/ first, --copy-out
 #       copies the clone's dist/ to DIR after (CI builds the Debian packages
 #       in one fresh root and installs them in another this way)
+#   scripts/fresh-root.sh --pg-major NN SUITE [-- COMMAND...]
+#       each command runs with PG_MAJOR=NN in its environment, as if typed
+#       `PG_MAJOR=NN COMMAND` (scripts/fresh-root.sh --pg-major 19 forky:
+#       the two commands on PostgreSQL 19, from Debian's experimental
+#       archive); one word each, for callers that split a command line
 #
 # Runs as root on a Debian host. What it does:
 # - The pristine root is `debootstrap --variant=minbase SUITE`, from the mirror
@@ -61,7 +66,8 @@
 #   On exit, failure or interrupt alike, every process whose root is the
 #   root is ended, everything is unmounted, and the root removed.
 # - The commands run as root (the README's "as root"), with a clean
-#   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in.
+#   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in
+#   (--pg-major sets PG_MAJOR).
 #   Their output streams here and is kept in /var/tmp/snowflake-fresh-root-logs.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,9 +75,15 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 prepare_only=false
 copy_in=
 copy_out=
+pg_major=
 while [ $# -gt 0 ]; do
     case $1 in
         --prepare) prepare_only=true ;;
+        --pg-major)
+            pg_major=${2:-}
+            [[ $pg_major =~ ^[0-9]+$ ]] || { echo "--pg-major needs a PostgreSQL major (19), not '$pg_major'" >&2; exit 2; }
+            shift
+            ;;
         --copy-in) copy_in=$(realpath "${2:?--copy-in needs a directory}"); shift ;;
         --copy-out) copy_out=$(realpath -m "${2:?--copy-out needs a directory}"); shift ;;
         *) break ;;
@@ -89,7 +101,7 @@ case $suite in
     bookworm | trixie) debootstrap_script=() ;;
     forky) debootstrap_script=(/usr/share/debootstrap/scripts/sid) ;;  # bookworm's debootstrap has no forky script
     *)
-        echo "usage: scripts/fresh-root.sh [--prepare] [--copy-in DIR] [--copy-out DIR] bookworm|trixie|forky [-- COMMAND...]" >&2
+        echo "usage: scripts/fresh-root.sh [--prepare] [--copy-in DIR] [--copy-out DIR] [--pg-major NN] bookworm|trixie|forky [-- COMMAND...]" >&2
         exit 2
         ;;
 esac
@@ -287,7 +299,7 @@ fi
 LOGS=/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$LOGS"
 in_root() {
-    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $host_certificates \
+    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $host_certificates ${pg_major:+PG_MAJOR=$pg_major} \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         /bin/bash -c "cd /root/snowflake && $1"
 }
@@ -296,7 +308,8 @@ results=()
 failed=0
 for command in "${commands[@]}"; do
     name=$((${#results[@]} + 1))-$(basename "${command%% *}" .sh)
-    log "running $command"
+    shown=${pg_major:+PG_MAJOR=$pg_major }$command
+    log "running $shown"
     step_started=$SECONDS
     # In the background, so that a signal reaches the traps at once, not
     # when the command ends.
@@ -307,7 +320,7 @@ for command in "${commands[@]}"; do
         outcome=FAILED
         failed=$((failed + 1))
     fi
-    results+=("$command $outcome in $((SECONDS - step_started)) s")
+    results+=("$shown $outcome in $((SECONDS - step_started)) s")
 done
 
 if [ -n "$copy_out" ]; then
