@@ -57,6 +57,7 @@ testing=(
     perl                                  # prove, Test::More, JSON::PP
     libipc-run-perl                       # PostgreSQL::Test::Cluster
     libfaketime                           # the cluster tests' clock steps
+    pgbackrest                            # test/t/064_pgbackrest.pl: backups and point-in-time restores with a real repository
     cmake                                 # cmake and ctest (GoogleTest suite)
     googletest libgtest-dev
     libbenchmark-dev jq                   # test/bench

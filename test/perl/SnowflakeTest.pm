@@ -68,6 +68,7 @@ use File::Basename qw(dirname);
 use IPC::Run;
 use POSIX qw(WNOHANG);
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::RecursiveCopy;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
@@ -181,6 +182,23 @@ sub init_standby
 
 =pod
 
+=item remember_node($node)
+
+Counts a node made otherwise (by C<PostgreSQL::Test::Cluster-E<gt>new> and a
+restore, say) among the nodes whose server log tail is printed if the test
+fails.
+
+=cut
+
+sub remember_node
+{
+	my ($node) = @_;
+	push @nodes, $node;
+	return;
+}
+
+=pod
+
 =item start_node($node) / restart_node($node, $mode)
 
 Start the node (under libfaketime if it was made with C<faketime =E<gt> 1>,
@@ -268,6 +286,44 @@ sub crash_node
 	note sprintf('crash_node: killed postmaster %d and %d children',
 		$postmaster, scalar @children);
 	return 1 + @children;
+}
+
+=pod
+
+=item snapshot_node($node, $directory)
+
+Copies the running node's data directory to C<$directory> as an atomic
+file-system snapshot (LVM, ZFS, a virtual machine's) would take it: every
+server process is stopped (SIGSTOP) during the copy and resumed after it, so
+the copy holds what the files held at one instant (the framework runs with
+fsync = off: what a snapshot sees is the page cache, which the copy reads).
+postmaster.pid is left out, as the original's postmaster still runs on this
+machine. Start a node made from the copy as after a crash.
+
+=cut
+
+sub snapshot_node
+{
+	my ($node, $directory) = @_;
+	my $postmaster = _postmaster_pid($node);
+	croak 'snapshot_node: node ' . $node->name . ' is not running'
+	  unless $postmaster && _alive($postmaster);
+	kill 'STOP', $postmaster;    # first, so that it starts no new process
+	my @children = _children_of($postmaster);
+	kill 'STOP', @children if @children;
+	my $copied = eval {
+		PostgreSQL::Test::RecursiveCopy::copypath($node->data_dir, $directory,
+			filterfn => sub { return $_[0] ne 'postmaster.pid'; });
+		1;
+	};
+	my $error = $@;
+	kill 'CONT', @children if @children;
+	kill 'CONT', $postmaster;
+	croak "snapshot_node: $error" unless $copied;
+	chmod 0700, $directory or croak "chmod $directory: $!";
+	note sprintf('snapshot of node %s taken with %d processes stopped',
+		$node->name, 1 + @children);
+	return;
 }
 
 sub _postmaster_pid
