@@ -46,8 +46,9 @@ if version=$(installed_version); then
     exit 0
 fi
 
-# Citus 14, the vendored version, builds against 16, 17 and 18.
-if [ "$PG_MAJOR" -lt 16 ]; then
+# Citus 14, the vendored version, builds against 16, 17 and 18 only: its
+# configure refuses any other major.
+if [ "$PG_MAJOR" -lt 16 ] || [ "$PG_MAJOR" -gt 18 ]; then
     unavailable "Citus 14 (the vendored version) supports PostgreSQL 16, 17 and 18; this is PostgreSQL $PG_MAJOR." \
         "Run the layer in a fresh root of a release that has one: scripts/fresh-root.sh trixie -- 'scripts/test.sh citus'"
 fi

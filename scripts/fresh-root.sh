@@ -12,6 +12,11 @@
 #       --copy-in puts DIR's files in the clone's dist/ first, --copy-out
 #       copies the clone's dist/ to DIR after (CI builds the Debian packages
 #       in one fresh root and installs them in another this way)
+#   scripts/fresh-root.sh --pg-major NN SUITE [-- COMMAND...]
+#       each command runs with PG_MAJOR=NN in its environment, as if typed
+#       `PG_MAJOR=NN COMMAND` (scripts/fresh-root.sh --pg-major 19 forky:
+#       the two commands on PostgreSQL 19, from Debian's experimental
+#       archive); one word each, for callers that split a command line
 #
 # Runs as root on a Debian host. What it does:
 # - The pristine root is `debootstrap --variant=minbase SUITE`, from the mirror
@@ -20,8 +25,11 @@
 #   below, so that a changed recipe makes a new one (FRESH_ROOT_REBUILD=1
 #   remakes it anyway). Each run unpacks it anew under /var/tmp, so nothing
 #   installed by an earlier run is there. The .deb files apt downloads are
-#   kept in /var/cache/snowflake/apt/SUITE and lent to each root's apt cache:
-#   a root still installs every package itself, it only skips the download.
+#   kept in /var/cache/snowflake/apt/SUITE and lent to each root's apt cache
+#   (hard links in the root's own archives directory, so that roots of one
+#   release can run at once; what a root downloads joins the cache when it
+#   ends): a root still installs every package itself, it only skips the
+#   download.
 #   Builds of test dependencies (Citus, scripts/citus.sh) are kept the same
 #   way, in /var/cache/snowflake/build/SUITE, lent to each root as its
 #   /var/cache/snowflake/build: a root still installs them itself, it only
@@ -58,7 +66,8 @@
 #   On exit, failure or interrupt alike, every process whose root is the
 #   root is ended, everything is unmounted, and the root removed.
 # - The commands run as root (the README's "as root"), with a clean
-#   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in.
+#   environment: nothing of the caller's (PG_MAJOR, PG_CONFIG, ...) leaks in
+#   (--pg-major sets PG_MAJOR).
 #   Their output streams here and is kept in /var/tmp/snowflake-fresh-root-logs.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,9 +75,15 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 prepare_only=false
 copy_in=
 copy_out=
+pg_major=
 while [ $# -gt 0 ]; do
     case $1 in
         --prepare) prepare_only=true ;;
+        --pg-major)
+            pg_major=${2:-}
+            [[ $pg_major =~ ^[0-9]+$ ]] || { echo "--pg-major needs a PostgreSQL major (19), not '$pg_major'" >&2; exit 2; }
+            shift
+            ;;
         --copy-in) copy_in=$(realpath "${2:?--copy-in needs a directory}"); shift ;;
         --copy-out) copy_out=$(realpath -m "${2:?--copy-out needs a directory}"); shift ;;
         *) break ;;
@@ -86,7 +101,7 @@ case $suite in
     bookworm | trixie) debootstrap_script=() ;;
     forky) debootstrap_script=(/usr/share/debootstrap/scripts/sid) ;;  # bookworm's debootstrap has no forky script
     *)
-        echo "usage: scripts/fresh-root.sh [--prepare] [--copy-in DIR] [--copy-out DIR] bookworm|trixie|forky [-- COMMAND...]" >&2
+        echo "usage: scripts/fresh-root.sh [--prepare] [--copy-in DIR] [--copy-out DIR] [--pg-major NN] bookworm|trixie|forky [-- COMMAND...]" >&2
         exit 2
         ;;
 esac
@@ -181,6 +196,18 @@ root_processes() {
     return 0
 }
 
+# The .deb files the root downloaded, into the cache (a link, or a copy
+# moved into place: another root may be reading the cache meanwhile).
+return_downloads() {
+    local deb
+    [ -d "${ARCHIVES:-}" ] || return 0
+    for deb in "$ARCHIVES"/*.deb; do
+        [ -f "$deb" ] && [ ! -e "$APT_CACHE/${deb##*/}" ] || continue
+        ln "$deb" "$APT_CACHE/" 2>/dev/null ||
+            { cp "$deb" "$APT_CACHE/.${deb##*/}.tmp" && mv "$APT_CACHE/.${deb##*/}.tmp" "$APT_CACHE/${deb##*/}"; } || true
+    done
+}
+
 cleanup() {
     local status=$? pids round mount listed=
     trap - EXIT INT TERM
@@ -201,6 +228,7 @@ cleanup() {
         mount=${MOUNTS[i]}
         umount "$mount" 2>/dev/null || umount -l "$mount" || true
     done
+    return_downloads
     if findmnt -rn -o TARGET | grep -q "^$ROOT/"; then
         log "error: something is still mounted under $ROOT; not removing it"
         status=1
@@ -238,8 +266,14 @@ mount_in_root /dev --bind /dev
 mount --make-private "$ROOT/dev"
 mount_in_root /dev/pts --bind /dev/pts
 mount_in_root /dev/shm -t tmpfs -o mode=1777,size=1g tmpfs
-mount_in_root /var/cache/apt/archives --bind "$APT_CACHE"
-mkdir -p "$APT_CACHE/partial"
+# The root's own apt archives directory (apt locks it while it downloads,
+# so one shared by two roots of a release failed the second's apt-get),
+# holding hard links to the cached .deb files (the same filesystem: no copy);
+# what the root downloads goes back to the cache when it ends (cleanup).
+ARCHIVES=$ROOT/var/cache/apt/archives
+mkdir -p "$ARCHIVES/partial"
+find "$APT_CACHE" -maxdepth 1 -name '*.deb' -print0 | xargs -0 -r cp -l -t "$ARCHIVES/" 2>/dev/null \
+    || find "$APT_CACHE" -maxdepth 1 -name '*.deb' -print0 | xargs -0 -r cp -n -t "$ARCHIVES/"
 chroot "$ROOT" chown _apt:root /var/cache/apt/archives/partial  # apt downloads as _apt
 mount_in_root /var/cache/snowflake/build --bind "$BUILD_CACHE"
 if [ -d "$VENDOR" ]; then
@@ -265,7 +299,7 @@ fi
 LOGS=/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$LOGS"
 in_root() {
-    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $host_certificates \
+    chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $host_certificates ${pg_major:+PG_MAJOR=$pg_major} \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         /bin/bash -c "cd /root/snowflake && $1"
 }
@@ -274,7 +308,8 @@ results=()
 failed=0
 for command in "${commands[@]}"; do
     name=$((${#results[@]} + 1))-$(basename "${command%% *}" .sh)
-    log "running $command"
+    shown=${pg_major:+PG_MAJOR=$pg_major }$command
+    log "running $shown"
     step_started=$SECONDS
     # In the background, so that a signal reaches the traps at once, not
     # when the command ends.
@@ -285,7 +320,7 @@ for command in "${commands[@]}"; do
         outcome=FAILED
         failed=$((failed + 1))
     fi
-    results+=("$command $outcome in $((SECONDS - step_started)) s")
+    results+=("$shown $outcome in $((SECONDS - step_started)) s")
 done
 
 if [ -n "$copy_out" ]; then

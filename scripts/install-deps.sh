@@ -7,7 +7,7 @@
 # (it is added to the apt sources, saying so).
 #
 #   scripts/install-deps.sh            everything (build, tests, benchmarks; on
-#                                      PostgreSQL 16 and later also what building
+#                                      PostgreSQL 16 to 18 also what building
 #                                      Citus for the citus test layer needs)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
 #   scripts/install-deps.sh --packaging
@@ -15,6 +15,10 @@
 #                                      Debian packages needs (scripts/package.sh)
 #   scripts/install-deps.sh --clients  what the tour needs and the clients layer's
 #                                      languages, drivers and ORMs (test/clients/)
+#   scripts/install-deps.sh --sources  nothing: only makes apt's sources serve
+#                                      postgresql-NN (adding experimental for 19),
+#                                      as a machine that installs a package built
+#                                      for it needs (test/package/installed.sh)
 #
 # Every package is named here: installs run with --no-install-recommends, so a
 # Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
@@ -69,7 +73,7 @@ testing=(
 # The citus test layer builds Citus (a test dependency only, never linked or
 # shipped) from the vendored source (scripts/citus.sh) when it is not
 # installed. What that build needs beyond the server headers; Citus 14
-# supports PostgreSQL 16 to 18, so on 15 it is not installed.
+# supports PostgreSQL 16 to 18, so on 15 and 19 it is not installed.
 citus_build=(
     libcurl4-openssl-dev              # configure requires it (and PostgreSQL 18's headers make Citus include curl/curl.h)
     libicu-dev                        # unicode/ucol.h (configure passes without it; the build fails)
@@ -102,12 +106,12 @@ clients=(
 
 packages=("${runtime[@]}")
 case ${1:-} in
-    --runtime) ;;
+    --runtime | --sources) ;;
     --packaging) packages+=("${packaging[@]}") ;;
     --clients) packages+=("${clients[@]}") ;;
     *)
         packages+=("${testing[@]}")
-        [ "$PG_MAJOR" -lt 16 ] || packages+=("${citus_build[@]}")
+        if [ "$PG_MAJOR" -ge 16 ] && [ "$PG_MAJOR" -le 18 ]; then packages+=("${citus_build[@]}"); fi
         ;;
 esac
 
@@ -152,28 +156,46 @@ add_experimental_archive() {
     "${as_root[@]}" apt-get update -qq
 }
 
-# Debian builds postgresql-NN-pgtap for its releases' majors only. pgTAP is
-# SQL alone, and its build adapts that SQL only for majors before 9.5, so for
-# a major from experimental the extension's files are those of this
-# release's postgresql-NN-pgtap (downloaded, not installed).
-pgtap_control=/usr/share/postgresql/$PG_MAJOR/extension/pgtap.control
-copy_pgtap=false
-if $from_experimental && [[ " ${packages[*]} " == *" postgresql-$PG_MAJOR-pgtap "* ]]; then
-    for i in "${!packages[@]}"; do
-        [ "${packages[i]}" = "postgresql-$PG_MAJOR-pgtap" ] && unset 'packages[i]'
-    done
-    [ -f "$pgtap_control" ] || copy_pgtap=true
+if [ "${1:-}" = --sources ]; then
+    if ! apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1; then
+        "${as_root[@]}" apt-get update -qq
+        if ! apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1 && $from_experimental; then
+            add_experimental_archive "$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")" || exit 1
+        fi
+    fi
+    exit 0
 fi
 
-copy_pgtap_of_release() {
-    local release_major work
+# Debian builds the test extensions postgresql-NN-pgtap and
+# postgresql-NN-partman for its releases' majors only. Both are SQL alone:
+# pgTAP's build adapts its SQL only for majors before 9.5, and pg_partman's
+# one library is an optional background worker (pg_partman_bgw, for
+# shared_preload_libraries) that the tests do not load. So for a major from
+# experimental their extension files (the control file and the scripts) are
+# those of this release's package, downloaded, not installed. Each package's
+# suffix, and the name of its extension's files:
+declare -A sql_only_extensions=([pgtap]=pgtap [partman]=pg_partman)
+extension_dir=/usr/share/postgresql/$PG_MAJOR/extension
+copy_of_release=()  # the suffixes whose files are to be copied
+if $from_experimental; then
+    for i in "${!packages[@]}"; do
+        suffix=${packages[i]#postgresql-"$PG_MAJOR"-}
+        [ "$suffix" != "${packages[i]}" ] && [ -n "${sql_only_extensions[$suffix]:-}" ] || continue
+        unset 'packages[i]'
+        [ -f "$extension_dir/${sql_only_extensions[$suffix]}.control" ] || copy_of_release+=("$suffix")
+    done
+fi
+
+copy_extension_of_release() {
+    local suffix=$1 release_major work
     release_major=$(postgresql_major_of_release)
-    echo "pgTAP for PostgreSQL $PG_MAJOR: the files of postgresql-$release_major-pgtap"
+    echo "${sql_only_extensions[$suffix]} for PostgreSQL $PG_MAJOR: the extension files of postgresql-$release_major-$suffix"
     work=$(mktemp -d)
     chown _apt "$work" 2>/dev/null || true # apt-get download writes as _apt
-    (cd "$work" && "${as_root[@]}" apt-get download -qq "postgresql-$release_major-pgtap")
-    dpkg-deb -x "$work"/postgresql-"$release_major"-pgtap_*.deb "$work/package"
-    "${as_root[@]}" cp "$work/package/usr/share/postgresql/$release_major/extension/"pgtap* "$(dirname "$pgtap_control")/"
+    (cd "$work" && "${as_root[@]}" apt-get download -qq "postgresql-$release_major-$suffix")
+    dpkg-deb -x "$work"/postgresql-"$release_major"-"$suffix"_*.deb "$work/package"
+    "${as_root[@]}" cp "$work/package/usr/share/postgresql/$release_major/extension/${sql_only_extensions[$suffix]}"[.-]* \
+        "$extension_dir/"
     rm -rf "$work"
 }
 
@@ -197,9 +219,9 @@ unserved() {
     done
 }
 
-if [ ${#missing[@]} -gt 0 ] || $copy_pgtap; then
+if [ ${#missing[@]} -gt 0 ] || [ ${#copy_of_release[@]} -gt 0 ]; then
     wanted=("${missing[@]}")
-    $copy_pgtap && wanted+=(pgTAP)
+    for suffix in "${copy_of_release[@]}"; do wanted+=("${sql_only_extensions[$suffix]}"); done
     echo "Installing for PostgreSQL $PG_MAJOR: ${wanted[*]}"
     "${as_root[@]}" apt-get update -qq
     codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
@@ -220,7 +242,7 @@ if [ ${#missing[@]} -gt 0 ] || $copy_pgtap; then
         DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
             "${missing[@]}" >/dev/null
     fi
-    if $copy_pgtap; then copy_pgtap_of_release; fi
+    for suffix in "${copy_of_release[@]}"; do copy_extension_of_release "$suffix"; done
 fi
 
 # The check behind the table above: the clang PGXS will call is the one named.

@@ -52,14 +52,20 @@ SKIP:
 my ($codename) = qx{. /etc/os-release && echo "\$VERSION_CODENAME"} =~ /(\S+)/;
 SKIP:
 {
-	skip "experimental serves PostgreSQL 19 on $codename", 4 if $codename =~ /^(forky|sid)$/;
-	skip 'these apt sources serve PostgreSQL 19', 4
+	skip "experimental serves PostgreSQL 19 on $codename", 7 if $codename =~ /^(forky|sid)$/;
+	skip 'these apt sources serve PostgreSQL 19', 7
 	  if system('apt-cache show postgresql-19 >/dev/null 2>&1') == 0;
 	($status, $output) = install_deps(19, '--runtime');
 	is($status, 1, "PG_MAJOR=19 on $codename: refused");
 	like($output, qr/experimental archive, which is built for forky and sid/, 'the message says why');
 	like($output, qr/scripts\/fresh-root\.sh forky -- 'PG_MAJOR=19 scripts\/test\.sh'/, 'and what to do');
 	ok(!installed('postgresql-19'), 'postgresql-19 was not installed');
+
+	# --sources, which a server that installs the package runs, refuses alike.
+	($status, $output) = install_deps(19, '--sources');
+	is($status, 1, "PG_MAJOR=19 --sources on $codename: refused");
+	like($output, qr/experimental archive, which is built for forky and sid/, 'the message says why');
+	ok(!-e '/etc/apt/sources.list.d/snowflake-experimental.list', 'no apt source was added');
 }
 
 done_testing();

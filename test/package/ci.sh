@@ -8,14 +8,21 @@
 #    installs the zip with `pgxn install` and checks that the same way.
 #
 #   test/package/ci.sh [bookworm|trixie|forky]
+#   PG_MAJOR=19 test/package/ci.sh forky    the package for 19 (from Debian's
+#                                           experimental archive): both roots'
+#                                           commands run with PG_MAJOR=19
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 suite=${1:-bookworm}
+# fresh-root.sh runs each command with a clean environment: the choice of
+# major is handed on with --pg-major.
+major=()
+[ -z "${PG_MAJOR:-}" ] || major=(--pg-major "$PG_MAJOR")
 
 dist=$(mktemp -d /var/tmp/snowflake-dist.XXXXXX)
 trap 'rm -rf "$dist"' EXIT
 
-scripts/fresh-root.sh --copy-out "$dist" "$suite" -- \
+scripts/fresh-root.sh "${major[@]}" --copy-out "$dist" "$suite" -- \
     scripts/package.sh 'make -s dist && mkdir -p dist && mv snowflake-*.zip dist/'
-scripts/fresh-root.sh --copy-in "$dist" "$suite" -- \
+scripts/fresh-root.sh "${major[@]}" --copy-in "$dist" "$suite" -- \
     'test/package/installed.sh deb dist' 'test/package/installed.sh pgxn dist/snowflake-*.zip'

@@ -22,6 +22,9 @@ install_deb() {
     [ ${#debs[@]} -eq 1 ] || { echo "more than one package in $dist: ${debs[*]}" >&2; exit 1; }
     deb=$(realpath "${debs[0]}")
     major=$(basename "$deb" | sed -n 's/^postgresql-\([0-9]*\)-snowflake_.*/\1/p')
+    # The package's major from apt's sources: for 19, Debian's experimental
+    # archive, added as a user adds it (README, "Supported PostgreSQL").
+    PG_MAJOR=$major PG_CONFIG='' scripts/install-deps.sh --sources
     echo "=== apt-get install $(basename "$deb") ==="
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
@@ -41,6 +44,7 @@ install_pgxn() {
         echo "=== apt-get remove postgresql-$major-snowflake ==="
         DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "postgresql-$major-snowflake" >/dev/null
     fi
+    scripts/install-deps.sh --sources
     echo "=== apt-get install pgxnclient postgresql-server-dev-$major g++ make ==="
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
