@@ -26,7 +26,7 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
-use File::Copy qw(move);
+use File::Spec;
 use lib dirname(__FILE__) . '/../perl';
 use PsqlError;
 use Test::More;
@@ -37,7 +37,7 @@ plan skip_all => 'runs as root' if $> != 0;
 
 my $HOOK_DIRECTORY = '/etc/postgresql-common/pg_upgradecluster.d';
 my $HOOK = "$HOOK_DIRECTORY/snowflake-$new";    # as debian/rules installs it
-my $SOURCE = dirname(__FILE__) . '/../../debian/pg_upgradecluster-hook';
+my $SOURCE = File::Spec->rel2abs(dirname(__FILE__) . '/../../debian/pg_upgradecluster-hook');
 
 my @clusters;    # [version, name] of every cluster made here, dropped at the end
 my $hook_was_there = -e $HOOK;
