@@ -21,7 +21,9 @@
 #      cluster issued, and stays so for thousands of rows; with max_lead
 #      lowered to 0 it gives the clock error rather than an ID;
 #    - with --rename, which hides the old cluster from hooks, the dump method
-#      is stopped before any data is copied, saying why and what to do.
+#      is stopped before any data is copied, saying why and what to do;
+#      pg_upgrade goes on, the hook says what to run, and the new cluster
+#      refuses until it is run.
 use strict;
 use warnings;
 
@@ -243,5 +245,20 @@ like($output, qr/Upgrade without --rename and rename afterwards \(pg_renameclust
 	'--rename: and what to do');
 ($status) = run_command('pg_lsclusters', $new, 'sf_renamed');
 isnt($status, 0, '--rename: no new cluster is left');
+
+# --rename with pg_upgrade: the hook says so, and the new cluster refuses
+# until the HINT's command.
+run_command('pg_ctlcluster', $old, 'sf_ids', 'stop');    # left running, restricted, by the stopped upgrade
+($status, $output) = upgrade('sf_ids', '--method=upgrade', '--rename', 'sf_renamed');
+is($status, 0, '--rename, pg_upgrade: the upgrade goes on') or diag $output;
+like($output, qr/After the upgrade the new cluster refuses to issue IDs until a superuser runs\n.*SELECT snowflake_restore_bound/,
+	'--rename, pg_upgrade: the hook says what to run');
+$r = psql($new, 'sf_renamed', 'shop', 'SELECT snowflake_nextval()');
+is($r->{sqlstate}, '55000', '--rename, pg_upgrade: the new cluster refuses (55000)') or diag $r->{stderr};
+like($r->{message} // '', qr/the bound above this node's earlier snowflake IDs is unknown/,
+	'--rename, pg_upgrade: because the bound is unknown');
+my $old_data = "/var/lib/postgresql/$old/sf_ids";
+is(safe_psql($new, 'sf_renamed', 'shop', "SELECT snowflake_restore_bound('$old_data') IS NOT NULL; SELECT snowflake_nextval() > $highest"),
+	"t\nt", '--rename, pg_upgrade: after snowflake_restore_bound it issues above every old ID');
 
 done_testing();
