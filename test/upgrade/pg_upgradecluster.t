@@ -62,7 +62,7 @@ sub psql
 	close $fh;
 	chmod 0644, $file;
 	my $out = "/tmp/snowflake-upgradecluster-$$.err";
-	my $stdout = qx{cd /tmp && runuser -u postgres -- psql --cluster $version/$name -XAtq -v ON_ERROR_STOP=1 -d $dbname -f $file 2>$out};
+	my $stdout = qx{cd /tmp && runuser -u postgres -- /usr/bin/psql --cluster $version/$name -XAtq -v ON_ERROR_STOP=1 -d $dbname -f $file 2>$out};
 	my %result = (ok => $? == 0);
 	$result{stderr} = do { local (@ARGV, $/) = $out; <> } // '';
 	unlink $file, $out;
