@@ -223,7 +223,7 @@ run_upgrade() {
     section "pg_upgrade from PostgreSQL $previous (test/t/063)"
     (export SNOWFLAKE_UPGRADE_FROM=/usr/lib/postgresql/$previous; prove_as_postgres test/t/063_pg_upgrade.pl) || status=1
     section "pg_upgradecluster from PostgreSQL $previous (test/upgrade)"
-    SNOWFLAKE_UPGRADE_OLD=$previous PG_MAJOR=$PG_MAJOR prove -I test/perl --timer test/upgrade/*.t || status=1
+    SNOWFLAKE_UPGRADE_OLD=$previous PG_MAJOR=$PG_MAJOR prove --timer test/upgrade/*.t || status=1
     return $status
 }
 

@@ -33,6 +33,11 @@ use lib dirname(__FILE__) . '/../perl';
 use PsqlError;
 use Test::More;
 
+# The clusters' owner runs psql, pg_upgradecluster's hooks and pg_wrapper, all
+# Perl: a PERL5LIB naming a directory that user cannot read (prove -I in
+# /root) would stop them.
+delete $ENV{PERL5LIB};
+
 my $old = $ENV{SNOWFLAKE_UPGRADE_OLD} or plan skip_all => 'SNOWFLAKE_UPGRADE_OLD is not set';
 my $new = $ENV{PG_MAJOR} or plan skip_all => 'PG_MAJOR is not set';
 plan skip_all => 'runs as root' if $> != 0;
