@@ -253,7 +253,9 @@ isnt($status, 0, '--rename: no new cluster is left');
 
 # --rename with pg_upgrade: the hook says so, and the new cluster refuses
 # until the HINT's command.
-run_command('pg_ctlcluster', $old, 'sf_ids', 'stop');    # left running, restricted, by the stopped upgrade
+(undef, $listed) = run_command('pg_lsclusters', '-h', $old, 'sf_ids');
+like($listed, qr/^\S+ sf_ids \d+ online /, '--rename: pg_upgradecluster leaves the old cluster running');
+run_command('pg_ctlcluster', $old, 'sf_ids', 'stop');
 ($status, $output) = upgrade('sf_ids', '--method=upgrade', '--rename', 'sf_renamed');
 is($status, 0, '--rename, pg_upgrade: the upgrade goes on') or diag $output;
 like($output, qr/After the upgrade the new cluster refuses to issue IDs until a superuser runs\n.*SELECT snowflake_restore_bound/,
