@@ -211,6 +211,18 @@ run_upgrade() {
     echo "upgrade: from PostgreSQL $previous ($release) to $PG_MAJOR"
     scripts/install-deps.sh --previous-major
     local old_config=/usr/lib/postgresql/$previous/bin/pg_config build=build/upgrade-from-$previous
+    # Minor releases of November 2026 (15.20, 17.12) give every column the
+    # option pg_attver, and a server of a major whose minor predates them
+    # (forky's 18.6) rejects it: then pg_upgrade and pg_upgradecluster from
+    # the one into the other fail for every table, snowflake or not, until
+    # the newer major's fix reaches its release.
+    if grep -qa pg_attver "/usr/lib/postgresql/$previous/bin/postgres" && ! grep -qa pg_attver "$PG_BIN/postgres"; then
+        local versions
+        versions="$("$old_config" --version) to $("$PG_CONFIG" --version)"
+        echo "upgrade: $versions cannot be upgraded: the first writes the column option pg_attver, which the second does not know"
+        skipped+=("the upgrade layer: $versions (pg_upgrade fails for every table: the older major's minor writes the column option pg_attver, which the newer major's does not know yet)")
+        return 0
+    fi
     section "build and install the extension for PostgreSQL $previous"
     rm -rf "$build"
     mkdir -p "$build"
