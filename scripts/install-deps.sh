@@ -19,6 +19,12 @@
 #                                      postgresql-NN (adding experimental for 19),
 #                                      as a machine that installs a package built
 #                                      for it needs (test/package/installed.sh)
+#   scripts/install-deps.sh --previous-major
+#                                      what the tour needs, for the supported
+#                                      major before this one, from the Debian
+#                                      release that serves it (the upgrade
+#                                      layer of scripts/test.sh: pg_upgrade
+#                                      from it); see "Another release's major"
 #
 # Every package is named here: installs run with --no-install-recommends, so a
 # Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
@@ -42,6 +48,44 @@ case $PG_MAJOR in
         exit 1
         ;;
 esac
+
+# --- another release's major ------------------------------------------------
+# The upgrade layer (scripts/test.sh upgrade) upgrades from the supported major
+# before this one (scripts/postgresql.sh: 15 before 17, 17 before 18, 18
+# before 19), which only the Debian release before this one serves: 15 on
+# trixie comes from bookworm's archive, 17 on forky and sid from trixie's
+# (each with its security updates). That archive is added to apt's sources,
+# saying so, at a priority below this release's own (100): apt takes from it
+# only what this release does not have (that major's server, headers and
+# client, and the libraries and clang it was built with: libicu72, libllvm14
+# and clang-14 for bookworm's 15), never a package this release has. Then
+# this script runs again for that major.
+OLDER_SOURCES_DIR=/etc/apt/sources.list.d
+OLDER_PREFERENCES_DIR=/etc/apt/preferences.d
+
+add_release_archive() {
+    local release=$1 codename mirror security sources preferences
+    sources=$OLDER_SOURCES_DIR/snowflake-$release.list
+    preferences=$OLDER_PREFERENCES_DIR/snowflake-$release
+    [ -f "$sources" ] && [ -f "$preferences" ] && return 0
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+    # shellcheck disable=SC2016  # apt's format, not the shell's
+    mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | head -n 1)
+    # shellcheck disable=SC2016
+    security=$(apt-get indextargets --format '$(REPO_URI)' "Codename: $codename-security" | head -n 1)
+    mirror=${mirror:-http://deb.debian.org/debian/}
+    security=${security:-http://deb.debian.org/debian-security/}
+    echo "PostgreSQL $PG_MAJOR is not in $codename: adding Debian's $release archive ($mirror, and"
+    echo "$security for its security updates) to apt's sources ($sources), below $codename's own"
+    echo "packages ($preferences): apt takes from it only what $codename does not have"
+    printf 'deb %s %s main\n' "$mirror" "$release" "$security" "$release-security" |
+        "${as_root[@]}" tee "$sources" >/dev/null
+    printf '%s\n' "# scripts/install-deps.sh: PostgreSQL $PG_MAJOR from $release; $codename's own packages first" \
+        "Package: *" "Pin: release n=$release" "Pin-Priority: 100" "" \
+        "Package: *" "Pin: release n=$release-security" "Pin-Priority: 100" |
+        "${as_root[@]}" tee "$preferences" >/dev/null
+    "${as_root[@]}" apt-get update -qq
+}
 
 runtime=(
     "postgresql-$PG_MAJOR"            # the server, psql, initdb, pg_ctl, pgbench
@@ -129,6 +173,18 @@ from_experimental=false
 
 as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+
+if [ "${1:-}" = --previous-major ]; then
+    if ! read -r previous release < <(postgresql_previous_major); then
+        echo "PostgreSQL $PG_MAJOR is the first supported major: there is none before it." >&2
+        exit 3
+    fi
+    if ! apt-cache show "postgresql-$previous" >/dev/null 2>&1; then
+        "${as_root[@]}" apt-get update -qq
+        apt-cache show "postgresql-$previous" >/dev/null 2>&1 || PG_MAJOR=$previous add_release_archive "$release"
+    fi
+    exec env PG_MAJOR="$previous" PG_CONFIG= "$0" --runtime
+fi
 
 add_experimental_archive() {
     local codename=$1 mirror

@@ -28,6 +28,18 @@ postgresql_major_of_release() {
     esac
 }
 
+# The supported major before PG_MAJOR and the Debian release that serves it
+# ("15 bookworm"), which scripts/test.sh upgrade upgrades from; fails for 15,
+# the floor. 19 follows 18 of the release it runs on (forky or sid).
+postgresql_previous_major() {
+    case $PG_MAJOR in
+        17) echo "15 bookworm" ;;
+        18) echo "17 trixie" ;;
+        19) echo "18 $(. /etc/os-release && echo "${VERSION_CODENAME:-sid}")" ;;
+        *) return 1 ;;
+    esac
+}
+
 if [ -n "${PG_CONFIG:-}" ] && [ "$PG_CONFIG" != pg_config ]; then
     if [ -x "$PG_CONFIG" ]; then
         PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')

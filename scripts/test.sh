@@ -4,7 +4,7 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer
-#   scripts/test.sh unit sql tap ha regress citus
+#   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
 #                                    ASan/UBSan), sql (pg_regress and pgTAP),
@@ -20,7 +20,13 @@
 #                                    citus (a Citus coordinator and workers;
 #                                    PostgreSQL 16+, Citus installed or built
 #                                    from the vendored source by
-#                                    scripts/citus.sh, else skipped, saying so)
+#                                    scripts/citus.sh, else skipped, saying so),
+#                                    upgrade (pg_upgrade and Debian's
+#                                    pg_upgradecluster from the supported major
+#                                    before this one, installed from the Debian
+#                                    release that serves it; on 15, the first,
+#                                    skipped, saying so: pg_upgrade within a
+#                                    major is test/t/063 of the tap layer)
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
 #                                    Python, Java, Ruby, Go and Node against a
 #                                    server, running doc/clients.md's recipes
@@ -48,7 +54,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha | regress | citus | clients) layers+=("$argument") ;;
+        unit | sql | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -63,7 +69,7 @@ for argument in "$@"; do
             ;;
     esac
 done
-[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha regress citus)
+[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha regress citus upgrade)
 skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
@@ -203,6 +209,51 @@ run_ha() {
     PG_MAJOR=$PG_MAJOR PG_BIN=$PG_BIN prove -I test/ha -I test/perl --timer "${tests[@]}"
 }
 
+# From the supported major before this one (scripts/postgresql.sh) into this
+# one: its server from the Debian release that serves it
+# (install-deps.sh --previous-major), snowflake built for it from a copy of
+# the tree, then test/t/063 with its old cluster on that major, and
+# Debian's pg_upgradecluster with the package's hook (test/upgrade, as root).
+# Last of the layers: it adds that release's archive to apt's sources.
+run_upgrade() {
+    section "upgrades from the previous major (pg_upgrade, pg_upgradecluster)"
+    local previous release
+    if ! read -r previous release < <(postgresql_previous_major); then
+        echo "upgrade: PostgreSQL $PG_MAJOR is the first supported major, there is none to upgrade from"
+        skipped+=("the upgrade layer: no supported major before $PG_MAJOR (pg_upgrade within $PG_MAJOR is test/t/063, in the tap layer)")
+        return 0
+    fi
+    echo "upgrade: from PostgreSQL $previous ($release) to $PG_MAJOR"
+    scripts/install-deps.sh --previous-major
+    local old_config=/usr/lib/postgresql/$previous/bin/pg_config build=build/upgrade-from-$previous
+    # Minor releases of November 2026 (15.20, 17.12) give every column the
+    # option pg_attver, and a server of a major whose minor predates them
+    # (forky's 18.6) rejects it: then pg_upgrade and pg_upgradecluster from
+    # the one into the other fail for every table, snowflake or not, until
+    # the newer major's fix reaches its release.
+    if grep -qa pg_attver "/usr/lib/postgresql/$previous/bin/postgres" && ! grep -qa pg_attver "$PG_BIN/postgres"; then
+        local versions
+        versions="$("$old_config" --version) to $("$PG_CONFIG" --version)"
+        echo "upgrade: $versions cannot be upgraded: the first writes the column option pg_attver, which the second does not know"
+        skipped+=("the upgrade layer: $versions (pg_upgrade fails for every table: the older major's minor writes the column option pg_attver, which the newer major's does not know yet)")
+        return 0
+    fi
+    section "build and install the extension for PostgreSQL $previous"
+    rm -rf "$build"
+    mkdir -p "$build"
+    cp -r Makefile snowflake.control src sql "$build/"
+    make -s -C "$build" PG_CONFIG="$old_config" clean  # the copy's objects are this major's
+    make -s -C "$build" PG_CONFIG="$old_config" -j "$(nproc)"
+    make -s -C "$build" PG_CONFIG="$old_config" install >/dev/null
+
+    local status=0
+    section "pg_upgrade from PostgreSQL $previous (test/t/063)"
+    (export SNOWFLAKE_UPGRADE_FROM=/usr/lib/postgresql/$previous; prove_as_postgres test/t/063_pg_upgrade.pl) || status=1
+    section "pg_upgradecluster from PostgreSQL $previous (test/upgrade)"
+    SNOWFLAKE_UPGRADE_OLD=$previous PG_MAJOR=$PG_MAJOR prove --timer test/upgrade/*.t || status=1
+    return $status
+}
+
 run_clients() {
     section "clients (test/clients: drivers and ORMs, doc/clients.md's recipes)"
     test/clients/run.sh "${clients[@]}"
@@ -216,6 +267,7 @@ for layer in "${layers[@]}"; do
         ha) build_extension; run_ha ;;
         regress) build_extension; run_regress ;;
         citus) build_extension; run_citus ;;
+        upgrade) build_extension; run_upgrade ;;
         clients) build_extension; run_clients ;;
     esac
 done

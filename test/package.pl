@@ -4,9 +4,13 @@
 # exists) and names the PostgreSQL majors the install script installs; one
 # version number in snowflake.control, META.json, debian/changelog and
 # CHANGELOG.md; every install and upgrade script has its \echo guard and an
-# upgrade path from 1.0 reaches the default version.
+# upgrade path from 1.0 reaches the default version; the pg_upgradecluster
+# hook is installed by debian/rules where test/upgrade runs it, under a name
+# run-parts runs, and stays out of upgrades into another major.
 use strict;
 use warnings;
+use File::Spec;
+use File::Temp qw(tempdir);
 use JSON::PP;
 use Test::More;
 
@@ -67,5 +71,23 @@ my $version = '1.0';
 ok(-f 'sql/snowflake--1.0.sql', 'the 1.0 install script exists');
 $version = $step{$version} while exists $step{$version};
 is($version, $default, 'upgrade scripts lead from 1.0 to the default version');
+
+# The pg_upgradecluster hook (README, "Upgrading PostgreSQL").
+my $hook = 'debian/pg_upgradecluster-hook';
+ok(-x $hook, "$hook is executable");
+is(system("perl -c $hook 2>/dev/null"), 0, "$hook compiles");
+my $rules = do { local (@ARGV, $/) = 'debian/rules'; <> };
+my $hook_path = 'etc/postgresql-common/pg_upgradecluster.d/snowflake-';
+like($rules, qr{install -D -m 755 \Q$hook\E \\\s+debian/postgresql-\$\$v-snowflake/\Q$hook_path\E\$\$v;},
+    "debian/rules installs it as /${hook_path}NN in postgresql-NN-snowflake");
+my $drill = do { local (@ARGV, $/) = 'test/upgrade/pg_upgradecluster.t'; <> };
+like($drill, qr{my \$HOOK = "\$HOOK_DIRECTORY/snowflake-\$new";}, 'test/upgrade installs it there too');
+like($drill, qr{my \$HOOK_DIRECTORY = '/\Qetc/postgresql-common/pg_upgradecluster.d\E';}, 'in that directory');
+# run-parts --lsbsysinit (pg_upgradecluster's call) runs only names of this form.
+like('snowflake-17', qr/^[a-zA-Z0-9_-]+$/, 'the name snowflake-NN is one run-parts runs');
+my $directory = tempdir(CLEANUP => 1);
+symlink(File::Spec->rel2abs($hook), "$directory/snowflake-99") or die "symlink: $!";
+is(qx{"$directory/snowflake-99" 15 main 17 init 2>&1}, '', 'the hook of 99 says nothing in an upgrade into 17');
+is($?, 0, 'and succeeds');
 
 done_testing();

@@ -42,7 +42,10 @@
 // time). A replayed bound record makes it known too: it is above every ID the
 // primary issued before it. No ID is ever issued under an unknown bound, and
 // the hot path pays nothing for this: a node without a bound reaches
-// make_durable on its first ID.
+// make_durable on its first ID. A dump restored into a new cluster cannot be
+// told from a new node's data (README, "Upgrading PostgreSQL": a new identity,
+// or the old bound); Debian's pg_upgradecluster gets the old bound from the
+// package's hook (debian/pg_upgradecluster-hook) before any data arrives.
 #include "durable.hpp"
 
 #include <algorithm>

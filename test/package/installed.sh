@@ -29,6 +29,15 @@ install_deb() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
     dpkg-query -W -f='${Package} ${Version} ${Status}\n' "postgresql-$major-snowflake"
+    # The pg_upgradecluster hook for upgrades into this major (README,
+    # "Upgrading PostgreSQL"), a conffile that pg_upgradecluster's run-parts runs.
+    local hook=/etc/postgresql-common/pg_upgradecluster.d/snowflake-$major
+    [ -x "$hook" ] || { echo "the package installed no executable $hook" >&2; exit 1; }
+    run-parts --test --lsbsysinit "$(dirname "$hook")" | grep -qx "$hook" \
+        || { echo "run-parts --lsbsysinit would not run $hook" >&2; exit 1; }
+    dpkg-query -W -f='${Conffiles}\n' "postgresql-$major-snowflake" | grep -q " $hook " \
+        || { echo "$hook is not a conffile of the package" >&2; exit 1; }
+    echo "pg_upgradecluster hook: $hook (a conffile)"
 }
 
 install_pgxn() {

@@ -119,16 +119,23 @@ Options:
   has_archiving     passed to PostgreSQL::Test::Cluster::init (WAL archive)
   faketime          1: the server runs under libfaketime (see set_clock_offset)
   conf              array ref of extra postgresql.conf lines
+  install_path      another PostgreSQL installation to run (its bin/ holds
+                    initdb and postgres: /usr/lib/postgresql/NN on Debian),
+                    passed to PostgreSQL::Test::Cluster::new; snowflake must
+                    be installed into it too
+  initdb_extra      array ref of extra initdb arguments (--data-checksums)
 
 =cut
 
 sub init_node
 {
 	my ($name, %options) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$options{install_path} ? (install_path => $options{install_path}) : ());
 	$node->init(
 		allows_streaming => $options{allows_streaming} // 0,
-		has_archiving => $options{has_archiving} // 0);
+		has_archiving => $options{has_archiving} // 0,
+		$options{initdb_extra} ? (extra => $options{initdb_extra}) : ());
 	_base_conf($node, %options);
 	enable_faketime($node) if $options{faketime};
 	push @nodes, $node;
