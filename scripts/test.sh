@@ -3,7 +3,8 @@
 # installs what is missing, builds and installs the extension, then runs each
 # layer of design.md section 8 and fails if any test fails.
 #
-#   scripts/test.sh                  every layer
+#   scripts/test.sh                  every layer, in this order: unit sql tap
+#                                    ha regress citus clients upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -30,8 +31,8 @@
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
 #                                    Python, Java, Ruby, Go and Node against a
 #                                    server, running doc/clients.md's recipes
-#                                    (test/clients/; not in a bare run: it
-#                                    installs a JDK, Ruby, Go and Node)
+#                                    (test/clients/; it installs a JDK, Ruby,
+#                                    Go and Node.js)
 #   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
@@ -69,7 +70,10 @@ for argument in "$@"; do
             ;;
     esac
 done
-[ ${#layers[@]} -gt 0 ] || layers=(unit sql tap ha regress citus upgrade)
+# Every layer runs in this order, however they were named: upgrade last, as
+# it adds another Debian release's archive to apt's sources.
+ALL_LAYERS=(unit sql tap ha regress citus clients upgrade)
+[ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
@@ -259,7 +263,8 @@ run_clients() {
     test/clients/run.sh "${clients[@]}"
 }
 
-for layer in "${layers[@]}"; do
+for layer in "${ALL_LAYERS[@]}"; do
+    [[ " ${layers[*]} " == *" $layer "* ]] || continue
     case $layer in
         unit) run_unit ;;
         sql) build_extension; run_sql ;;
