@@ -139,7 +139,8 @@ run_sql() {
 
 # Runs Perl TAP tests (paths relative to the checkout) with prove as the
 # postgres user: the framework runs initdb and the servers as the user running
-# prove. They run from a copy laid out as the checkout, that user's to read:
+# prove, PROVE_JOBS tests at a time (default 1). They run from a copy laid
+# out as the checkout, that user's to read:
 # test/perl and doc/registry.md included (the tests create the registry table
 # from it).
 prove_as_postgres() {
@@ -159,7 +160,7 @@ prove_as_postgres() {
     # psql's complaint about that on stderr fails poll_query_until on 15.
     (cd "$work" && runuser -u postgres -- env PATH="$PATH" PG_REGRESS="$pgxs/test/regress/pg_regress" \
         TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
-        prove -I "$pgxs/test/perl" -I "$work/test/perl" --timer "${tests[@]}") || status=$?
+        prove -j "${PROVE_JOBS:-1}" -I "$pgxs/test/perl" -I "$work/test/perl" --timer "${tests[@]}") || status=$?
     if [ $status -ne 0 ]; then
         echo "--- logs kept in $work/tmp_check/log ---"
         tail -n 40 "$work"/tmp_check/log/regress_log_* 2>/dev/null | tail -n 200 || true
@@ -172,7 +173,12 @@ run_tap() {
     section "cluster tests (PostgreSQL::Test::Cluster)"
     local tests=("${tap_tests[@]}")
     [ ${#tap_tests[@]} -gt 0 ] || tests=(test/t/*.pl)
-    prove_as_postgres "${tests[@]}"
+    # One test per CPU at a time: each spends most of its time waiting (for
+    # servers to start, leases to lapse, clocks to pass), and each keeps to
+    # its own data directories, sockets and ports (PostgreSQL::Test::Cluster
+    # hands out ports under a lock), as PostgreSQL's own TAP suites, which
+    # meson runs side by side.
+    PROVE_JOBS=$(nproc) prove_as_postgres "${tests[@]}"
 }
 
 run_citus() {
