@@ -296,8 +296,10 @@ if [ -n "$copy_in" ]; then
     log "copied into dist/: $(ls "$ROOT/root/snowflake/dist" | xargs)"
 fi
 
-LOGS=/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ)
-mkdir -p "$LOGS"
+# Unique: roots of one release may start in the same second (.ci/run).
+mkdir -p /var/tmp/snowflake-fresh-root-logs
+LOGS=$(mktemp -d "/var/tmp/snowflake-fresh-root-logs/$suite-$(date -u +%Y%m%dT%H%M%SZ).XXXX")
+chmod 755 "$LOGS"
 in_root() {
     chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $host_certificates ${pg_major:+PG_MAJOR=$pg_major} \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
