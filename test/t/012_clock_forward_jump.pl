@@ -11,10 +11,12 @@
 #     HINT:   Fix the clock (NTP), or raise snowflake.max_clock_backward_wait or snowflake.max_lead.
 #   for the ~4 s until the clock is within the 1 s wait of the last ID; then
 #   calls wait (at most 1 s) and IDs flow again, all above the future ones.
-# - With snowflake.max_lead >= 5000 ms, nothing fails: IDs go on from the
-#   future millisecond (they stay up to 5 s "early" until the clock catches
-#   up). Lowering max_lead again while the generator is still ahead brings
-#   back the refusals until the clock catches up.
+# - With snowflake.max_lead above the jump, nothing fails: IDs go on from the
+#   future millisecond (they stay "early" until the clock catches up).
+#   Lowering max_lead again while the generator is still ahead brings back
+#   the refusals until the clock catches up. This part jumps 15 s, so that
+#   the generator is still well ahead when max_lead is lowered however slow
+#   the machine is between the steps.
 use strict;
 use warnings FATAL => 'all';
 
@@ -99,13 +101,13 @@ cmp_ok($resumed, '>', $future, 'the first ID after the refusals is above the fut
 
 # --- max_lead large enough ---
 
-SnowflakeTest::set_config($node, 'snowflake.max_lead' => '6s');
-$before = issue_ok('an ID with max_lead = 6 s');
-SnowflakeTest::set_clock_offset($node, 5);
-$future = issue_ok('IDs while the clock is 5 s ahead', 1000);
+SnowflakeTest::set_config($node, 'snowflake.max_lead' => '20s');
+$before = issue_ok('an ID with max_lead = 20 s');
+SnowflakeTest::set_clock_offset($node, 15);
+$future = issue_ok('IDs while the clock is 15 s ahead', 1000);
 SnowflakeTest::set_clock_offset($node, 0);
 my $start = time;
-my $next = issue_ok('with max_lead = 6 s, the correction is not an error');
+my $next = issue_ok('with max_lead = 20 s, the correction is not an error');
 note sprintf('the first ID after the correction took %.3f s', time - $start);
 cmp_ok($next, '>', $future, 'above the future ones');
 is( $node->safe_psql('postgres',
