@@ -1,12 +1,26 @@
-// The check of a node that started without its state file (durable.cpp,
-// "Where the bound comes from"), run by the registry worker.
+// The check of a node that started without its state file (bound_origin.cpp,
+// "Where the bound comes from"), run by the registry worker (bound_check.cpp).
 #pragma once
+
+#include <cstdint>
 
 namespace snowflake::pg {
 
-// While the bound is being checked and recovery has ended: asks every
-// database whether it has the snowflake extension, and concludes. Returns
-// false if it must be tried again later (no background worker slot free).
-bool check_bound();
+// The postmaster restarts the registry worker this long after it exits.
+constexpr int kRegistryRestartSeconds = 5;
+
+// The registry worker, first thing at start: if its last incarnation found
+// no background worker slot for the check, asks the database itself and
+// exits (does not return then).
+void ask_pending_database_here();
+
+// The registry worker's loop, once recovery has ended: one step of the check
+// while the bound is being checked (it never waits for a database). Returns
+// how soon, in ms, to come back, or -1 if the check is over. May exit the
+// worker, to be restarted, when no worker slot is free (above).
+long step_bound_check();
+
+// A number that changes whenever the check moves on (require_known_bound()).
+uint32_t bound_check_progress();
 
 }  // namespace snowflake::pg

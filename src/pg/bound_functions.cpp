@@ -7,6 +7,7 @@
 
 #include "boundary.hpp"
 #include "durable.hpp"
+#include "state_file.hpp"
 #include "issue.hpp"
 #include "settings.hpp"
 #include "time.hpp"

@@ -6,9 +6,6 @@
 
 namespace snowflake::pg {
 
-// _PG_init (preload only): the custom WAL resource manager of the bound.
-void register_wal_resource_manager();
-
 // Makes a durable bound after `timestamp`'s unit of time (and an interval beyond,
 // kDurableIntervalMs in src/core/generator.hpp),
 // written to WAL and the state file before it is used. With
@@ -25,15 +22,23 @@ enum class BoundState : uint32_t {
   kUnknown,   // ... and the check found the extension: refused until an operator says
 };
 BoundState bound_state();
+void set_bound_state(BoundState state);  // under durable_lock, exclusively
+
+// Waits, interruptibly, while the databases are checked and the check makes
+// progress; an error saying why if the bound is, or stays, unknown
+// (bound_origin.cpp).
+void require_known_bound();
 
 // The registry worker's check of a node started without its state file
 // (bound_check.cpp): none of the databases has the extension (`found` null),
 // or these have (a short list for messages, such as "\"app\", \"shop\"").
 void conclude_bound_check(const char* found);
 
-// After CREATE EXTENSION snowflake in this backend: from now on this data
-// directory vouches for its IDs, so the state file is written (an empty bound)
-// if there is none yet. Waits for the check at start, if it is running.
+// After the extension was created in this backend's transaction, with the
+// preload: from now on this data directory vouches for its IDs, so the state
+// file is written (an empty bound) if there is none yet. Waits for the check
+// at start, if it is running. (Without the preload, snowflake_note_created()
+// leaves a vouch instead: bound_origin.cpp.)
 void note_extension_created();
 
 // snowflake_restore_bound() and snowflake_set_bound(): makes `until` (ms since

@@ -1,7 +1,7 @@
 // SQL functions that issue IDs: snowflake_nextval(), snowflake_generate(n),
 // and snowflake_lastval(), the session's most recently returned ID, which
 // DISCARD forgets as it forgets lastval(). The utility hook that does that
-// also tells durable.cpp when CREATE EXTENSION snowflake has run.
+// also tells bound_origin.cpp when CREATE EXTENSION snowflake has run.
 #include "issue_functions.hpp"
 
 #include "boundary.hpp"
@@ -29,10 +29,11 @@ ProcessUtility_hook_type previous_process_utility = nullptr;
 // SEQUENCES rolls back. Only plain values live in this frame: the command
 // may raise an error.
 //
-// CREATE EXTENSION snowflake (with the preload, which puts this hook in every
-// backend) makes the data directory vouch for its IDs: durable.cpp, "Where
-// the bound comes from". pg_upgrade never runs it: it recreates an
-// extension's objects one by one.
+// Every creation of version 1.5 or later is noted by its last update script
+// (bound_origin.cpp, "Creations"); this hook (with the preload, which puts it
+// in every backend) notes the statement CREATE EXTENSION snowflake too, for a
+// VERSION before 1.5, whose scripts lack that call. Noting twice writes once.
+// pg_upgrade never runs it: it recreates an extension's objects one by one.
 void process_utility(PlannedStmt* statement, const char* query, bool read_only_tree,
                      ProcessUtilityContext context, ParamListInfo params,
                      QueryEnvironment* query_env, DestReceiver* dest, QueryCompletion* completion) {

@@ -4,8 +4,8 @@
 // preload) it only defines the settings and the session's utility hook, so
 // decoding works and issuing IDs fails with an error that says what to add
 // to postgresql.conf.
+#include "bound_wal.hpp"
 #include "compat.hpp"
-#include "durable.hpp"
 #include "issue_functions.hpp"
 #include "node.hpp"
 #include "postgres.hpp"

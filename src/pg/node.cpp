@@ -59,7 +59,8 @@ void startup_hook() {
     shared_node->durable_lock = &locks[0].lock;
     shared_node->counters_lock = &locks[1].lock;
     pg_atomic_init_u32(&shared_node->bound_state, 0);
-    pg_atomic_init_u32(&shared_node->bound_check_answer, 0);
+    pg_atomic_init_u64(&shared_node->bound_check.answer, 0);
+    pg_atomic_init_u32(&shared_node->bound_check.progress, 0);
   }
   if (!found_slots) {
     for (int i = 0; i < backend_slot_count(); i++) {

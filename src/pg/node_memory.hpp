@@ -11,6 +11,24 @@
 
 namespace snowflake::pg {
 
+// The check of a node started without its state file (bound_check.cpp). It
+// lives here so that it survives the registry worker's restarts; only the
+// registry worker writes it, except `answer`, which the process that asked a
+// database writes, and asked_name, which backends read under durable_lock.
+struct BoundCheck {
+  Oid done_through;              // every database up to this OID has been checked
+  Oid asked;                     // the database being asked; InvalidOid: none
+  uint32 asker;                  // who asks it: a bound_check.cpp Asker
+  TimestampTz asked_at;          // since when
+  char asked_name[NAMEDATALEN];  // its name
+  pg_atomic_uint64 answer;       // (database OID << 32) | the answer
+  pg_atomic_uint32 progress;     // bumped at every step; require_known_bound() watches it
+  int found_count;               // databases found with the extension so far
+  int found_shown;               // ... of which `found` names
+  char found[200];               // their names, quoted, as many as fit whole
+  bool logged_no_slot;           // "no worker slot free" was logged
+};
+
 // "snowflake generator": the generator's state (one cache line of atomics, see
 // src/core/generator.hpp) plus what the durability protocol and the counters
 // of exited backends need.
@@ -22,9 +40,9 @@ struct SharedNode {
   XLogRecPtr written_lsn;
   bool state_file_written;       // pg_snowflake/state exists; under durable_lock
   pg_atomic_uint32 bound_state;  // a BoundState (durable.hpp); written under durable_lock
-  char bound_found_in[128];      // kUnknown: the databases the check found, under durable_lock
-  pg_atomic_uint32 bound_check_answer;  // a database's answer to the check (bound_check.cpp)
-  int64_t retired[kCounterCount];       // under counters_lock
+  char bound_found_in[256];      // kUnknown: the databases the check found, under durable_lock
+  BoundCheck bound_check;
+  int64_t retired[kCounterCount];  // under counters_lock
 };
 
 // "snowflake backends": one slot of counters per backend, written only by its

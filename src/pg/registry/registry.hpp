@@ -16,6 +16,9 @@ namespace snowflake::pg {
 // _PG_init (preload only): the shared-memory hooks and the background worker.
 void request_registry_memory();
 void register_registry_worker();
+// Whether it was registered: false when max_worker_processes was used up, or
+// in binary-upgrade mode (it also runs the bound check, bound_check.cpp).
+bool registry_worker_registered();
 
 // The node field the registry lets this node issue IDs with: the configured
 // one once the registry confirms it, or the one leased for it. Waits briefly

@@ -52,6 +52,7 @@
 
 extern "C" {
 #include "postmaster/bgworker.h"
+#include "postmaster/bgworker_internals.h"
 #include "postmaster/interrupt.h"
 }
 
@@ -69,7 +70,6 @@ constexpr int64_t kRecoveryPollMs = 500;
 constexpr int kPickAttempts = 4;
 // A claim that lost a race with another node's insert is tried again this soon.
 constexpr int64_t kRaceRetryUs = 50 * 1000;
-constexpr int kWorkerRestartSeconds = 5;
 
 struct Worker {
   View view;
@@ -80,6 +80,10 @@ struct Worker {
 };
 
 Worker worker;
+
+// Whether the postmaster took the worker's registration (copied into every
+// process it starts).
+bool registered_worker = false;
 
 int64_t lease_us() {
   return int64_t{settings.registry_lease_ms} * 1000;
@@ -366,6 +370,9 @@ void snowflake_registry_main(Datum) {
   pqsignal(SIGHUP, SignalHandlerForConfigReload);
   pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
   BackgroundWorkerUnblockSignals();
+  // The bound check without a free worker slot: this incarnation only asks a
+  // database (bound_check.cpp).
+  ask_pending_database_here();
   // No database: this only makes the worker a backend that pg_stat_activity shows.
   BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
 
@@ -384,12 +391,10 @@ void snowflake_registry_main(Datum) {
     MemoryContextReset(round_context);
     if (ConfigReloadPending) reload();
     long timeout_ms = -1;
-    // A node started without its state file: first the check of its
-    // databases (bound_check.cpp), once recovery is over.
-    if (bound_state() == BoundState::kChecking) {
-      const bool done = !RecoveryInProgress() && check_bound();
-      if (!done) timeout_ms = RecoveryInProgress() ? kRecoveryPollMs : kRetryMs;
-    }
+    // A node started without its state file: the check of its databases
+    // (bound_check.cpp), once recovery is over, step by step beside the rest.
+    if (bound_state() == BoundState::kChecking)
+      timeout_ms = RecoveryInProgress() ? kRecoveryPollMs : step_bound_check();
     if (!settings.registry_configured) {
       disconnect();
       set_state(State::kDisabled);
@@ -430,12 +435,27 @@ void register_registry_worker() {
   registration.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
   // Also on a standby, where it waits for the promotion.
   registration.bgw_start_time = BgWorkerStart_ConsistentState;
-  registration.bgw_restart_time = kWorkerRestartSeconds;
+  registration.bgw_restart_time = kRegistryRestartSeconds;
   strlcpy(registration.bgw_library_name, "snowflake", BGW_MAXLEN);
   strlcpy(registration.bgw_function_name, "snowflake_registry_main", BGW_MAXLEN);
   strlcpy(registration.bgw_name, kWorkerName, BGW_MAXLEN);
   strlcpy(registration.bgw_type, kWorkerName, BGW_MAXLEN);
   RegisterBackgroundWorker(&registration);
+  // RegisterBackgroundWorker() only logs when max_worker_processes is used up.
+  // The postmaster's list is an slist before PostgreSQL 17 and a circular
+  // dlist after; this loop walks either (the lists' macros are not C++).
+  for (auto* link = BackgroundWorkerList.head.next;
+       link != nullptr && link != &BackgroundWorkerList.head; link = link->next) {
+    const auto* registered = reinterpret_cast<const RegisteredBgWorker*>(
+        reinterpret_cast<const char*>(link) - offsetof(RegisteredBgWorker, rw_lnode));
+    if (strcmp(registered->rw_worker.bgw_function_name, "snowflake_registry_main") == 0 &&
+        strcmp(registered->rw_worker.bgw_library_name, "snowflake") == 0)
+      registered_worker = true;
+  }
+}
+
+bool registry_worker_registered() {
+  return registered_worker;
 }
 
 }  // namespace snowflake::pg

@@ -1,0 +1,251 @@
+// The bound's origin when pg_snowflake/state is missing, and what a creation
+// of the extension records (durable.cpp states the durability protocol).
+//
+// Where the bound comes from (BoundState). The postmaster reads the state file
+// at start. A data directory that has issued IDs, or in which the extension
+// was created under the preload, has one (note_extension_created writes an
+// empty bound); so a missing file means a new data directory, or one filled
+// from another without pg_snowflake/: by pg_upgrade (which copies only
+// relations and catalogs), or a copy or restore that skipped it. Which one
+// only the databases can tell, so the node starts "checking": the registry
+// worker looks for the extension in every database (bound_check.cpp). Found
+// nowhere, the bound is known (nothing was issued); found, it is unknown, and
+// make_durable refuses every ID until an operator gives the bound
+// (adopt_bound: the old data directory's state file, or a time). A replayed
+// bound record makes it known too: it is above every ID the primary issued
+// before it. No ID is ever issued under an unknown bound, and the hot path
+// pays nothing for this: a node without a bound reaches make_durable on its
+// first ID.
+//
+// Creations. Every way of creating the extension (CREATE EXTENSION, with
+// CASCADE, in a function or a DO block, pg_restore) runs the install script
+// and then the update scripts up to the default version; the last one calls
+// snowflake_note_created(), which acts only if the extension's members were
+// all made by the current transaction: an ALTER EXTENSION UPDATE (after
+// pg_upgrade, say) finds older ones, and pg_upgrade itself runs no script.
+// With the preload it calls note_extension_created(). Without it no ID can be
+// issued on this server, so, if the data directory has no state file, it
+// leaves a vouch in pg_snowflake/ (state_file.cpp): this database's extension
+// (that OID, in this database or a database copied from it as a template)
+// issued nothing here; the check counts it as absent. A copy or pg_upgrade
+// without pg_snowflake/ has no vouch, and the vouches are removed once the
+// state file exists, so a copy that skips only the state file is not trusted
+// on their word. A dump restored into a new cluster cannot be told from a new
+// node's data (README, "Upgrading PostgreSQL": a new identity, or the old
+// bound); Debian's pg_upgradecluster gets the old bound from the package's
+// hook (debian/pg_upgradecluster-hook) before any data arrives.
+#include "bound_check.hpp"
+#include "boundary.hpp"
+#include "durable.hpp"
+#include "node.hpp"
+#include "node_memory.hpp"
+#include "postgres.hpp"
+#include "registry/registry.hpp"
+#include "state_file.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "utils/fmgroids.h"
+}
+
+namespace snowflake::pg {
+
+namespace {
+
+// require_known_bound() waits while the check moves on at least this often.
+constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
+constexpr long kCheckPollMs = 50;
+
+// Whether this database has snowflake_set_bound() (and so
+// snowflake_restore_bound(): extension version 1.4 and later), in any schema.
+bool has_bound_functions() {
+  CatCList* functions =
+      SearchSysCacheList1(PROCNAMEARGSNSP, CStringGetDatum("snowflake_set_bound"));
+  const bool found = functions->n_members > 0;
+  ReleaseSysCacheList(functions);
+  return found;
+}
+
+void refuse_unchecked() {
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake cannot check whether this data directory has issued IDs"),
+           errdetail("pg_snowflake/state was missing when the server started, and the check of "
+                     "the databases runs in the snowflake registry worker, which could not be "
+                     "registered: max_worker_processes = %d leaves it no slot.",
+                     max_worker_processes),
+           errhint("Raise max_worker_processes by 1 and restart the server; or, as a superuser, "
+                   "give the bound: SELECT snowflake_set_bound(now()) if this data directory "
+                   "never issued IDs, else SELECT "
+                   "snowflake_restore_bound('/path/to/old/data').")));
+}
+
+// Whether every member of `extension` was made by the current transaction:
+// then it is being created, not updated.
+bool members_all_new(Oid extension) {
+  Relation depend = table_open(DependRelationId, AccessShareLock);
+  ScanKeyData keys[2];
+  ScanKeyInit(&keys[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(ExtensionRelationId));
+  ScanKeyInit(&keys[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(extension));
+  SysScanDesc scan = systable_beginscan(depend, DependReferenceIndexId, true, nullptr, 2, keys);
+  bool all_new = true;
+  HeapTuple tuple;
+  while (all_new && HeapTupleIsValid(tuple = systable_getnext(scan))) {
+    const auto* form = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
+    if (form->deptype == DEPENDENCY_EXTENSION)
+      all_new = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data));
+  }
+  systable_endscan(scan);
+  table_close(depend, AccessShareLock);
+  return all_new;
+}
+
+}  // namespace
+
+void set_bound_state(BoundState state) {
+  pg_atomic_write_u32(&shared_node->bound_state, static_cast<uint32>(state));
+}
+
+BoundState bound_state() {
+  return static_cast<BoundState>(pg_atomic_read_u32(&shared_node->bound_state));
+}
+
+void require_known_bound() {
+  if (bound_state() == BoundState::kChecking && !registry_worker_registered()) refuse_unchecked();
+  // Waits as long as the check moves on.
+  uint32_t progress = bound_check_progress();
+  TimestampTz moved_at = GetCurrentTimestamp();
+  while (bound_state() == BoundState::kChecking) {
+    const TimestampTz now = GetCurrentTimestamp();
+    if (bound_check_progress() != progress) {
+      progress = bound_check_progress();
+      moved_at = now;
+    } else if (now - moved_at >= kCheckStallMs * 1000) {
+      break;
+    }
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, kCheckPollMs,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+  }
+  switch (bound_state()) {
+    case BoundState::kKnown:
+      return;
+    case BoundState::kChecking: {
+      LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+      const char* at = pstrdup(shared_node->bound_check.asked_name);
+      LWLockRelease(shared_node->durable_lock);
+      ereport(ERROR,
+              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+               errmsg("snowflake is still checking whether this data directory has issued IDs"),
+               errdetail("pg_snowflake/state was missing when the server started, so the "
+                         "snowflake registry worker looks for the extension in every database "
+                         "before the first ID; it has not moved on for %lld s%s%s%s.",
+                         static_cast<long long>(kCheckStallMs / 1000),
+                         at[0] != '\0' ? " from database \"" : "", at, at[0] != '\0' ? "\"" : ""),
+               errhint("A lock held on that database (ALTER DATABASE, a CREATE DATABASE using it "
+                       "as template) delays the check until it is released; the server log "
+                       "says what the check waits for and when it ends. Or, as a superuser, "
+                       "give the bound: SELECT snowflake_set_bound(now()) if this data "
+                       "directory never issued IDs.")));
+      break;
+    }
+    case BoundState::kUnknown: {
+      LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+      const char* found = pstrdup(shared_node->bound_found_in);
+      LWLockRelease(shared_node->durable_lock);
+      // After pg_upgrade an extension keeps its version until ALTER EXTENSION
+      // UPDATE, and versions before 1.4 lack the two functions.
+      const char* first = has_bound_functions() ? "" : "ALTER EXTENSION snowflake UPDATE, then ";
+      ereport(ERROR,
+              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+               errmsg("the bound above this node's earlier snowflake IDs is unknown"),
+               errdetail("pg_snowflake/state was missing when the server started, yet the "
+                         "snowflake extension is in database %s: this data directory was made "
+                         "by pg_upgrade, or restored or copied without pg_snowflake/, and IDs "
+                         "issued before could be issued again.",
+                         found),
+               errhint("As a superuser, run %sSELECT snowflake_restore_bound('/path/to/old/data') "
+                       "with the data directory this one came from, or, if it never issued "
+                       "IDs, SELECT snowflake_set_bound(now()).",
+                       first)));
+      break;
+    }
+  }
+}
+
+void conclude_bound_check(const char* found) {
+  LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
+  if (bound_state() == BoundState::kChecking) {
+    strlcpy(shared_node->bound_found_in, found != nullptr ? found : "",
+            sizeof(shared_node->bound_found_in));
+    set_bound_state(found != nullptr ? BoundState::kUnknown : BoundState::kKnown);
+  }
+  LWLockRelease(shared_node->durable_lock);
+}
+
+void note_extension_created() {
+  if (shared_node == nullptr) return;
+  // Without the check, say so here and let the creation succeed; issuing
+  // refuses with the same explanation.
+  if (bound_state() == BoundState::kChecking && !registry_worker_registered()) {
+    ereport(WARNING,
+            (errmsg("snowflake cannot issue IDs on this server until the bound above its "
+                    "earlier IDs is known"),
+             errdetail("pg_snowflake/state was missing when the server started, and the check "
+                       "of the databases runs in the snowflake registry worker, which could not "
+                       "be registered: max_worker_processes = %d leaves it no slot.",
+                       max_worker_processes),
+             errhint("Raise max_worker_processes by 1 and restart the server; or, as a "
+                     "superuser, SELECT snowflake_set_bound(now()) if this data directory never "
+                     "issued IDs.")));
+    return;
+  }
+  // The check cannot see this transaction's extension, so its verdict is
+  // about the others.
+  if (bound_state() == BoundState::kChecking) require_known_bound();
+  if (bound_state() == BoundState::kUnknown) {
+    ereport(WARNING,
+            (errmsg("snowflake cannot issue IDs on this server until the bound above its "
+                    "earlier IDs is given"),
+             errdetail("pg_snowflake/state was missing when the server started, and other "
+                       "databases have the extension."),
+             errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') or "
+                     "SELECT snowflake_set_bound(now()); README, \"Upgrading PostgreSQL\".")));
+    return;
+  }
+  LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+  const bool written = shared_node->state_file_written;
+  LWLockRelease(shared_node->durable_lock);
+  // In WAL too, so that a standby cloned before now vouches as well.
+  if (!written) (void)adopt_bound(shared_node->written_until);
+}
+
+}  // namespace snowflake::pg
+
+using namespace snowflake::pg;
+
+// Called by the last update script, which then drops it ("Creations" above).
+SNOWFLAKE_FUNCTION(snowflake_note_created) {
+  const Oid extension = get_extension_oid("snowflake", true);
+  if (!creating_extension || !OidIsValid(extension) || CurrentExtensionObject != extension) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("snowflake_note_created() is only for the snowflake extension's own "
+                           "scripts")));
+  }
+  if (!members_all_new(extension)) PG_RETURN_VOID();
+  if (shared_node != nullptr) {
+    note_extension_created();
+  } else if (!state_file_exists()) {
+    vouch_for_creation(MyDatabaseId, extension);
+  }
+  PG_RETURN_VOID();
+}

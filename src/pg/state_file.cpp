@@ -1,0 +1,222 @@
+// The files of pg_snowflake/ (state_file.hpp): the state file and the vouches.
+// Only one process writes the state file at a time: a backend or the
+// operator's adoption under durable_lock, the startup process in redo, the
+// postmaster at a clean shutdown. Each vouch is a file of its own, written
+// once by the backend that created the extension.
+#include "state_file.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "settings.hpp"
+
+namespace snowflake::pg {
+
+namespace {
+
+constexpr char kStateDirectory[] = "pg_snowflake";
+constexpr char kStatePath[] = "pg_snowflake/state";
+constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
+constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
+constexpr uint32 kStateVersion = 1;
+
+struct StateFile {
+  uint32 magic;
+  uint32 version;
+  uint64_t id_bound;
+  int64_t epoch_ms;
+  int32 bits[4];  // timestamp, datacenter, worker, sequence
+  pg_crc32c crc;  // of everything above
+};
+
+pg_crc32c state_crc(const StateFile& file) {
+  pg_crc32c crc;
+  INIT_CRC32C(crc);
+  COMP_CRC32C(crc, &file, offsetof(StateFile, crc));
+  FIN_CRC32C(crc);
+  return crc;
+}
+
+// Reads the state file at `path` into `file`; false if there is none. A file
+// that is not one (short, another magic or version, a wrong checksum) is an
+// error.
+bool read_state(const char* path, StateFile* file) {
+  const int fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    ereport(ERROR, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", path)));
+  }
+  const ssize_t got = read(fd, file, sizeof(*file));
+  CloseTransientFile(fd);
+  if (got != static_cast<ssize_t>(sizeof(*file)) || file->magic != kStateMagic ||
+      file->version != kStateVersion || file->crc != state_crc(*file)) {
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                    errmsg("snowflake state file \"%s\" is corrupt", path),
+                    errdetail("It holds the bound above every ID its node has issued; without it a "
+                              "clock set back could make the node issue an ID again."),
+                    errhint("Restore the file from a backup of its node, or give the bound with "
+                            "snowflake_set_bound() (README, \"Upgrading PostgreSQL\").")));
+  }
+  return true;
+}
+
+constexpr char kVouchPrefix[] = "created.";
+
+}  // namespace
+
+// Writes the bound `until` to the state file durably: a complete new file,
+// fsynced, then renamed over the old one. Raises `elevel` on failure, and
+// returns whether it succeeded.
+bool write_state_file(int64_t until, int elevel) {
+  const Layout& layout = settings.layout;
+  StateFile file;
+  memset(&file, 0, sizeof(file));
+  file.magic = kStateMagic;
+  file.version = kStateVersion;
+  file.id_bound = layout.id_bound(until);
+  file.epoch_ms = layout.epoch_ms();
+  file.bits[0] = layout.timestamp_bits();
+  file.bits[1] = layout.datacenter_bits();
+  file.bits[2] = layout.worker_bits();
+  file.bits[3] = layout.sequence_bits();
+  file.crc = state_crc(file);
+
+  if (MakePGDirectory(kStateDirectory) == 0) {
+    // A new directory's entry is durable only once its parent is fsynced
+    // (durable_rename below fsyncs the directory itself, not its parent).
+    if (fsync_fname_ext(".", true, false, elevel) != 0) return false;
+  } else if (errno != EEXIST) {
+    ereport(elevel, (errcode_for_file_access(),
+                     errmsg("could not create directory \"%s\": %m", kStateDirectory)));
+    return false;
+  }
+  const int fd = OpenTransientFile(kStateTempPath, O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
+  if (fd < 0) {
+    ereport(elevel, (errcode_for_file_access(),
+                     errmsg("could not create file \"%s\": %m", kStateTempPath)));
+    return false;
+  }
+  errno = 0;
+  const bool written = write(fd, &file, sizeof(file)) == static_cast<ssize_t>(sizeof(file));
+  if (!written && errno == 0) errno = ENOSPC;
+  const bool synced = written && pg_fsync(fd) == 0;
+  const int saved_errno = errno;
+  CloseTransientFile(fd);
+  if (!synced) {
+    errno = saved_errno;
+    ereport(elevel,
+            (errcode_for_file_access(),
+             errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write", kStateTempPath)));
+    return false;
+  }
+  return durable_rename(kStateTempPath, kStatePath, elevel) == 0;
+}
+
+// The bound in this data directory's state file; false if there is none.
+bool read_state_file(int64_t* until) {
+  StateFile file;
+  if (!read_state(kStatePath, &file)) return false;
+  const Layout& layout = settings.layout;
+  if (file.epoch_ms != layout.epoch_ms() || file.bits[0] != layout.timestamp_bits() ||
+      file.bits[1] != layout.datacenter_bits() || file.bits[2] != layout.worker_bits() ||
+      file.bits[3] != layout.sequence_bits()) {
+    ereport(
+        WARNING,
+        (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
+         errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
+                   "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
+                   static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1], file.bits[2],
+                   file.bits[3], static_cast<long long>(layout.epoch_ms()), layout.timestamp_bits(),
+                   layout.datacenter_bits(), layout.worker_bits(), layout.sequence_bits()),
+         errhint("New IDs still stay above every ID issued before, so a change that makes "
+                 "them smaller leaves the node unable to issue IDs until its clock catches "
+                 "up.")));
+  }
+  *until = layout.timestamp_bound(file.id_bound);
+  return true;
+}
+
+uint64_t read_other_state_file(const char* data_directory) {
+  char path[MAXPGPATH];
+  snprintf(path, sizeof(path), "%s/%s", data_directory, kStatePath);
+  StateFile file;
+  if (!read_state(path, &file)) {
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FILE),
+                    errmsg("there is no snowflake state file \"%s\"", path),
+                    errdetail("A data directory has one once it has issued a snowflake ID, or once "
+                              "CREATE EXTENSION snowflake ran in it with the library preloaded."),
+                    errhint("Name the data directory this one was upgraded or copied from. If that "
+                            "one never issued IDs either, SELECT snowflake_set_bound(now()).")));
+  }
+  return file.id_bound;
+}
+
+bool state_file_exists() {
+  return access(kStatePath, F_OK) == 0;
+}
+
+// A vouch is the empty file pg_snowflake/created.<database>.<extension>
+// (OIDs): a copy or a pg_upgrade that skips pg_snowflake/ has none.
+void vouch_for_creation(Oid database, Oid extension) {
+  char path[MAXPGPATH];
+  snprintf(path, sizeof(path), "%s/%s%u.%u", kStateDirectory, kVouchPrefix, database, extension);
+  const bool made = MakePGDirectory(kStateDirectory) == 0;
+  if (!made && errno != EEXIST) {
+    ereport(WARNING, (errcode_for_file_access(),
+                      errmsg("could not create directory \"%s\": %m", kStateDirectory)));
+    return;
+  }
+  const int fd = OpenTransientFile(path, O_CREAT | O_WRONLY | PG_BINARY);
+  if (fd < 0) {
+    ereport(WARNING, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", path)));
+    return;
+  }
+  const bool synced = pg_fsync(fd) == 0;
+  CloseTransientFile(fd);
+  if (!synced) {
+    ereport(WARNING, (errcode_for_file_access(), errmsg("could not fsync file \"%s\": %m", path)));
+    return;
+  }
+  // The new entry, and the new directory's, durable too.
+  (void)fsync_fname_ext(kStateDirectory, true, false, WARNING);
+  if (made) (void)fsync_fname_ext(".", true, false, WARNING);
+}
+
+bool vouched(Oid extension) {
+  char suffix[16];
+  snprintf(suffix, sizeof(suffix), ".%u", extension);
+  DIR* directory = AllocateDir(kStateDirectory);
+  if (directory == nullptr) return false;  // no pg_snowflake/: no vouch at all
+  const size_t prefix_length = strlen(kVouchPrefix);
+  bool found = false;
+  struct dirent* entry;
+  while (!found && (entry = ReadDirExtended(directory, kStateDirectory, LOG)) != nullptr) {
+    // created.<database>.<extension>: the extension's OID follows the second dot.
+    if (strncmp(entry->d_name, kVouchPrefix, prefix_length) != 0) continue;
+    const char* second_dot = strchr(entry->d_name + prefix_length, '.');
+    found = second_dot != nullptr && strcmp(second_dot, suffix) == 0;
+  }
+  FreeDir(directory);
+  return found;
+}
+
+void remove_vouches(int elevel) {
+  DIR* directory = AllocateDir(kStateDirectory);
+  if (directory == nullptr) return;
+  bool removed = false;
+  struct dirent* entry;
+  while ((entry = ReadDirExtended(directory, kStateDirectory, elevel)) != nullptr) {
+    if (strncmp(entry->d_name, kVouchPrefix, strlen(kVouchPrefix)) != 0) continue;
+    char path[MAXPGPATH];
+    snprintf(path, sizeof(path), "%s/%s", kStateDirectory, entry->d_name);
+    if (unlink(path) != 0 && errno != ENOENT) {
+      ereport(elevel,
+              (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", path)));
+    }
+    removed = true;
+  }
+  FreeDir(directory);
+  if (removed) (void)fsync_fname_ext(kStateDirectory, true, false, elevel);
+}
+
+}  // namespace snowflake::pg
