@@ -171,6 +171,8 @@ prove_as_postgres() {
 
 run_tap() {
     section "cluster tests (PostgreSQL::Test::Cluster)"
+    # A test-only extension that requires snowflake (test/t/067: CASCADE).
+    install -m 644 test/extension/snowflake_requirer* "$("$PG_CONFIG" --sharedir)/extension/"
     local tests=("${tap_tests[@]}")
     [ ${#tap_tests[@]} -gt 0 ] || tests=(test/t/*.pl)
     # One test per CPU at a time: each spends most of its time waiting (for
