@@ -190,7 +190,11 @@ bool start_check_worker() {
   strlcpy(worker.bgw_type, "snowflake bound check", BGW_MAXLEN);
   worker.bgw_main_arg = ObjectIdGetDatum(c.asked);
   worker.bgw_notify_pid = MyProcPid;
-  return RegisterDynamicBackgroundWorker(&worker, &check_worker);
+  // The handle outlives the registry worker's round (its memory is reset).
+  MemoryContext previous = MemoryContextSwitchTo(TopMemoryContext);
+  const bool started = RegisterDynamicBackgroundWorker(&worker, &check_worker);
+  MemoryContextSwitchTo(previous);
+  return started;
 }
 
 // Whether the database of the current connection has the extension, not

@@ -192,34 +192,35 @@ void conclude_bound_check(const char* found) {
   LWLockRelease(shared_node->durable_lock);
 }
 
-void note_extension_created() {
+void note_extension_created(Oid extension) {
   if (shared_node == nullptr) return;
-  // Without the check, say so here and let the creation succeed; issuing
-  // refuses with the same explanation.
-  if (bound_state() == BoundState::kChecking && !registry_worker_registered()) {
-    ereport(WARNING,
-            (errmsg("snowflake cannot issue IDs on this server until the bound above its "
-                    "earlier IDs is known"),
-             errdetail("pg_snowflake/state was missing when the server started, and the check "
-                       "of the databases runs in the snowflake registry worker, which could not "
-                       "be registered: max_worker_processes = %d leaves it no slot.",
-                       max_worker_processes),
-             errhint("Raise max_worker_processes by 1 and restart the server; or, as a "
-                     "superuser, SELECT snowflake_set_bound(now()) if this data directory never "
-                     "issued IDs.")));
-    return;
-  }
-  // The check cannot see this transaction's extension, so its verdict is
-  // about the others.
-  if (bound_state() == BoundState::kChecking) require_known_bound();
-  if (bound_state() == BoundState::kUnknown) {
-    ereport(WARNING,
-            (errmsg("snowflake cannot issue IDs on this server until the bound above its "
-                    "earlier IDs is given"),
-             errdetail("pg_snowflake/state was missing when the server started, and other "
-                       "databases have the extension."),
-             errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') or "
-                     "SELECT snowflake_set_bound(now()); README, \"Upgrading PostgreSQL\".")));
+  const BoundState state = bound_state();
+  if (state != BoundState::kKnown) {
+    // No ID is issued until the bound is known, so none was issued under
+    // this extension: a vouch, as without the preload, which the check (at
+    // this database now or after a restart) counts as no extension.
+    if (OidIsValid(extension)) vouch_for_creation(MyDatabaseId, extension);
+    if (state == BoundState::kChecking && registry_worker_registered()) return;
+    if (state == BoundState::kChecking) {
+      ereport(WARNING,
+              (errmsg("snowflake cannot issue IDs on this server until the bound above its "
+                      "earlier IDs is known"),
+               errdetail("pg_snowflake/state was missing when the server started, and the "
+                         "check of the databases runs in the snowflake registry worker, which "
+                         "could not be registered: max_worker_processes = %d leaves it no slot.",
+                         max_worker_processes),
+               errhint("Raise max_worker_processes by 1 and restart the server; or, as a "
+                       "superuser, SELECT snowflake_set_bound(now()) if this data directory "
+                       "never issued IDs.")));
+    } else {
+      ereport(WARNING,
+              (errmsg("snowflake cannot issue IDs on this server until the bound above its "
+                      "earlier IDs is given"),
+               errdetail("pg_snowflake/state was missing when the server started, and other "
+                         "databases have the extension."),
+               errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') or "
+                       "SELECT snowflake_set_bound(now()); README, \"Upgrading PostgreSQL\".")));
+    }
     return;
   }
   LWLockAcquire(shared_node->durable_lock, LW_SHARED);
@@ -243,7 +244,7 @@ SNOWFLAKE_FUNCTION(snowflake_note_created) {
   }
   if (!members_all_new(extension)) PG_RETURN_VOID();
   if (shared_node != nullptr) {
-    note_extension_created();
+    note_extension_created(extension);
   } else if (!state_file_exists()) {
     vouch_for_creation(MyDatabaseId, extension);
   }

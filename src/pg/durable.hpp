@@ -34,12 +34,13 @@ void require_known_bound();
 // or these have (a short list for messages, such as "\"app\", \"shop\"").
 void conclude_bound_check(const char* found);
 
-// After the extension was created in this backend's transaction, with the
+// After `extension` was created in this backend's transaction, with the
 // preload: from now on this data directory vouches for its IDs, so the state
-// file is written (an empty bound) if there is none yet. Waits for the check
-// at start, if it is running. (Without the preload, snowflake_note_created()
-// leaves a vouch instead: bound_origin.cpp.)
-void note_extension_created();
+// file is written (an empty bound) if there is none yet; while the bound is
+// not known (so nothing is issued), a vouch instead (bound_origin.cpp,
+// "Creations"), with a WARNING if the check cannot run or found other
+// databases. Never waits for the check.
+void note_extension_created(unsigned int extension);
 
 // snowflake_restore_bound() and snowflake_set_bound(): makes `until` (ms since
 // the epoch) durable, written to WAL and the state file, and the next ID later

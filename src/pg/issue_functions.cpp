@@ -8,6 +8,10 @@
 #include "durable.hpp"
 #include "issue.hpp"
 
+extern "C" {
+#include "commands/extension.h"
+}
+
 namespace snowflake::pg {
 namespace {
 
@@ -52,7 +56,7 @@ void process_utility(PlannedStmt* statement, const char* query, bool read_only_t
                             completion);
   }
   if (forgets) last_returned = -1;
-  if (creates_snowflake) note_extension_created();
+  if (creates_snowflake) note_extension_created(get_extension_oid("snowflake", true));
 }
 
 // Where snowflake_generate(n) is between calls: the reserved run it is
