@@ -220,8 +220,9 @@ TEST(LayoutPresets, LongestSpanStaysPositive) {
               layout.min_id(layout.max_span()) - layout.min_id(0))
         << name;
     EXPECT_EQ(layout.span_ids(1), layout.min_id(1)) << name;
-    if (layout.total_bits() == 64)
+    if (layout.total_bits() == 64) {
       EXPECT_LT(layout.min_id(layout.max_span() + 1), 0) << name << ": past it, the sign bit";
+    }
   }
   const Layout discord(find_preset("discord")->parts);
   const int64_t seventy_years_ms = int64_t{70} * 36525 * 24 * 3600 * 10;
