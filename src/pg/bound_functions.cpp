@@ -47,7 +47,7 @@ SNOWFLAKE_FUNCTION(snowflake_set_bound) {
   const int64_t timestamp =
       finite && unix_ms >= layout.epoch_ms() ? layout.timestamp_at_unix_ms(unix_ms) : -1;
   if (timestamp < 0 || timestamp >= layout.max_issued_timestamp()) {
-    const bool early = finite && timestamp < 0;
+    const bool early = finite ? timestamp < 0 : TIMESTAMP_IS_NOBEGIN(ts);
     ereport(ERROR,
             (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
              errmsg("snowflake bound %s is %s", timestamp_text(ts),
