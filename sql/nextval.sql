@@ -70,7 +70,7 @@ ALTER SYSTEM SET snowflake.worker_id = 32;
 \echo :LAST_ERROR_SQLSTATE
 ALTER SYSTEM SET snowflake.max_clock_backward_wait = '2min';
 \echo :LAST_ERROR_SQLSTATE
-ALTER SYSTEM SET snowflake.epoch = 99999999999999;
+ALTER SYSTEM SET snowflake.epoch = 9223372036854775000;
 \echo :LAST_ERROR_SQLSTATE
 SET snowflake.no_such_setting = 1;
 \echo :LAST_ERROR_SQLSTATE

@@ -89,3 +89,24 @@ SELECT count(*) AS presets FROM snowflake_layouts();
 -- snowflake_id_span (time partitions keyed by the ID): one day of IDs.
 SELECT to_regprocedure('snowflake_id_span(interval)') IS NOT NULL AS has_id_span,
        snowflake_id_span('1 day') = 86400000::bigint << 22 AS one_day;
+
+-- 1.4 to 1.5 directly: snowflake_status gains its last column, layout (the
+-- view and its function are made again, read by pg_monitor, not by PUBLIC),
+-- and snowflake_node_identity() shows the same text. Before the update the
+-- library serves 1.4's sixteen columns.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.4';
+SELECT count(*) AS columns_under_1_4 FROM pg_attribute
+ WHERE attrelid = 'snowflake_status'::regclass AND attnum > 0;
+SELECT ids_issued >= 0 AS reads_under_1_4 FROM snowflake_status;
+SELECT layout FROM snowflake_node_identity();
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT attname FROM pg_attribute
+ WHERE attrelid = 'snowflake_status'::regclass AND attnum > 15 ORDER BY attnum;
+SELECT layout FROM snowflake_status;
+SELECT layout FROM snowflake_node_identity();
+SELECT has_table_privilege('pg_monitor', 'snowflake_status', 'SELECT') AS monitor_reads,
+       has_table_privilege('public', 'snowflake_status', 'SELECT') AS public_reads,
+       obj_description('snowflake_status'::regclass, 'pg_class') IS NOT NULL AS view_commented,
+       obj_description('snowflake_status()'::regprocedure, 'pg_proc') IS NOT NULL AS function_commented;

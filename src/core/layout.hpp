@@ -40,9 +40,18 @@ inline constexpr int kDefaultSequenceBits = 12;
 // 2010-11-04 01:42:54.657 UTC: the epoch of Twitter's original IdWorker.
 inline constexpr int64_t kDefaultEpochMs = 1288834974657;
 
-// Field widths a layout may use. The node fields stay narrow enough to fit an
-// int setting, the sequence to fit decode's integer column.
+// Field widths a layout may use: the one statement of these rules, which the
+// settings, the layout texts and their messages use. The time field holds at
+// most 62 bits: its last unit must be a count of milliseconds in 64 bits
+// (2^63 ms of a 1 ms unit is one past it), and a wider unit or a later epoch
+// can shorten that further (LayoutCheck::kTimeTooLong). The node fields stay
+// narrow enough to fit an int setting, the sequence to fit decode's integer
+// column.
+inline constexpr int kMinTimestampBits = 1;
+inline constexpr int kMaxTimestampBits = 62;
+inline constexpr int kMinNodeFieldBits = 0;
 inline constexpr int kMaxNodeFieldBits = 30;
+inline constexpr int kMinSequenceBits = 1;
 inline constexpr int kMaxSequenceBits = 31;
 // The time unit, in whole milliseconds.
 inline constexpr int64_t kMaxUnitMs = 1000;
@@ -72,7 +81,7 @@ struct LayoutParts {
 enum class LayoutCheck {
   kOk,
   kTooWide,               // the widths add up to more than 64 bits
-  kTimestampOutOfRange,   // timestamp_bits outside 1..63
+  kTimestampOutOfRange,   // timestamp_bits outside kMinTimestampBits..kMaxTimestampBits (1..62)
   kDatacenterOutOfRange,  // datacenter_bits outside 0..30
   kWorkerOutOfRange,      // worker_bits outside 0..30
   kSequenceOutOfRange,    // sequence_bits outside 1..31
@@ -114,13 +123,13 @@ class Layout {
 
   static constexpr LayoutCheck check(const LayoutParts& parts) noexcept {
     // Each width is bounded first, so the sums below cannot overflow.
-    if (parts.timestamp_bits < 1 || parts.timestamp_bits > kMaxIdBits - 1)
+    if (parts.timestamp_bits < kMinTimestampBits || parts.timestamp_bits > kMaxTimestampBits)
       return LayoutCheck::kTimestampOutOfRange;
-    if (parts.datacenter_bits < 0 || parts.datacenter_bits > kMaxNodeFieldBits)
+    if (parts.datacenter_bits < kMinNodeFieldBits || parts.datacenter_bits > kMaxNodeFieldBits)
       return LayoutCheck::kDatacenterOutOfRange;
-    if (parts.worker_bits < 0 || parts.worker_bits > kMaxNodeFieldBits)
+    if (parts.worker_bits < kMinNodeFieldBits || parts.worker_bits > kMaxNodeFieldBits)
       return LayoutCheck::kWorkerOutOfRange;
-    if (parts.sequence_bits < 1 || parts.sequence_bits > kMaxSequenceBits)
+    if (parts.sequence_bits < kMinSequenceBits || parts.sequence_bits > kMaxSequenceBits)
       return LayoutCheck::kSequenceOutOfRange;
     if (parts.timestamp_bits + parts.datacenter_bits + parts.worker_bits + parts.sequence_bits >
         kMaxIdBits)
@@ -128,8 +137,7 @@ class Layout {
     if (parts.unit_ms < 1 || parts.unit_ms > kMaxUnitMs) return LayoutCheck::kUnitOutOfRange;
     if (parts.epoch_ms < 0) return LayoutCheck::kEpochOutOfRange;
     // epoch + 2^timestamp_bits * unit <= INT64_MAX, without overflowing.
-    if (parts.timestamp_bits >= 63 ||
-        (INT64_MAX - parts.epoch_ms) / parts.unit_ms < (int64_t{1} << parts.timestamp_bits))
+    if ((INT64_MAX - parts.epoch_ms) / parts.unit_ms < (int64_t{1} << parts.timestamp_bits))
       return LayoutCheck::kTimeTooLong;
     const FieldOrder& o = parts.order;
     if (o.first == o.second || o.first == o.third || o.second == o.third)
@@ -152,6 +160,7 @@ class Layout {
   // Where the timestamp starts: id >> timestamp_shift() is the timestamp.
   constexpr int timestamp_shift() const noexcept { return timestamp_shift_; }
   constexpr int64_t unit_ms() const noexcept { return parts_.unit_ms; }
+  constexpr const LayoutParts& parts() const noexcept { return parts_; }
   constexpr int64_t epoch_ms() const noexcept { return parts_.epoch_ms; }
   // Whether the two layouts issue and read the same IDs: the same fields in
   // the same places, unit and epoch (where an absent field is does not matter).
@@ -206,6 +215,16 @@ class Layout {
   // ms since 1970.
   constexpr int64_t last_unix_ms() const noexcept { return unix_ms(max_timestamp()); }
   constexpr int64_t last_issued_unix_ms() const noexcept { return unix_ms(max_issued_timestamp()); }
+
+  // A span of `units` units of time as a difference of IDs: how far apart the
+  // smallest IDs of two units `units` apart are. Spans up to max_span() keep
+  // the difference a positive bigint; a longer one would reach the sign bit
+  // (in a 64-bit layout) and is no span between IDs a generator issues.
+  constexpr int64_t max_span() const noexcept { return max_issued_timestamp(); }
+  // Precondition: 0 <= units <= max_span().
+  constexpr int64_t span_ids(int64_t units) const noexcept {
+    return static_cast<int64_t>(static_cast<uint64_t>(units) << timestamp_shift_);
+  }
 
   // The node number of (datacenter_id, worker_id); both must be in range.
   constexpr int64_t node(int64_t datacenter_id, int64_t worker_id) const noexcept {

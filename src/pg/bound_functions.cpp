@@ -3,8 +3,6 @@
 // state file of the data directory it was upgraded or copied from, or as a
 // time. Either only ever raises the bound. EXECUTE is revoked from PUBLIC
 // (the first reads a file of the server's).
-#include <algorithm>
-
 #include "boundary.hpp"
 #include "durable.hpp"
 #include "state_file.hpp"
@@ -36,22 +34,32 @@ SNOWFLAKE_FUNCTION(snowflake_restore_bound) {
 
 // snowflake_set_bound(issued_up_to): every ID issued before is of
 // `issued_up_to` or earlier, so the next one is of a later unit of the
-// layout's time (a millisecond by default).
+// layout's time (a millisecond by default). A time the node's IDs cannot hold
+// is an error naming the range: before the epoch no ID was issued (a typo in
+// a year would otherwise end the refusal of a node whose bound is unknown),
+// and from the last unit the node issues in no ID would remain, for good.
 SNOWFLAKE_FUNCTION(snowflake_set_bound) {
   require_issuing_server();
   const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
   const snowflake::Layout& layout = settings.layout;
-  // The unit of the layout's time that holds `ts`.
+  const bool finite = !TIMESTAMP_NOT_FINITE(ts);
+  const int64_t unix_ms = finite ? unix_ms_from_timestamptz(ts) : 0;
+  // The unit of the layout's time that holds `ts` (-1: before the epoch).
   const int64_t timestamp =
-      TIMESTAMP_NOT_FINITE(ts) ? 0 : layout.timestamp_at_unix_ms(unix_ms_from_timestamptz(ts));
-  if (TIMESTAMP_NOT_FINITE(ts) || timestamp >= layout.max_timestamp()) {
-    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                    errmsg("snowflake bound %s is outside the range of snowflake timestamps",
-                           timestamp_text(ts)),
-                    errdetail("IDs hold times from %s to %s.",
-                              timestamp_text(timestamptz_from_unix_ms(layout.epoch_ms())),
-                              timestamp_text(timestamptz_from_unix_ms(layout.last_unix_ms()))),
-                    errhint("Pass the time of the last ID the node may have issued, or now().")));
+      finite && unix_ms >= layout.epoch_ms() ? layout.timestamp_at_unix_ms(unix_ms) : -1;
+  if (timestamp < 0 || timestamp >= layout.max_issued_timestamp()) {
+    const bool early = finite ? timestamp < 0 : TIMESTAMP_IS_NOBEGIN(ts);
+    ereport(ERROR,
+            (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+             errmsg("snowflake bound %s is %s", timestamp_text(ts),
+                    early ? "before the epoch of the node's IDs"
+                          : "not before the last time the node's IDs hold"),
+             errdetail("This node issues IDs of times from %s (snowflake.epoch) to %s; a bound "
+                       "must lie in that range, before its end.",
+                       unix_ms_text(layout.epoch_ms()), unix_ms_text(layout.last_issued_unix_ms())),
+             errhint(early ? "Pass the time of the last ID the node may have issued; if it never "
+                             "issued one, now()."
+                           : "Pass the time of the last ID the node may have issued, or now().")));
   }
-  PG_RETURN_DATUM(bound_result(adopt_bound(std::max<int64_t>(timestamp + 1, 0))));
+  PG_RETURN_DATUM(bound_result(adopt_bound(timestamp + 1)));
 }

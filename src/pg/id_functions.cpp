@@ -107,8 +107,11 @@ int64_t id_timestamp(const CallLayout& call, TimestampTz ts, const char* argumen
   const int64_t timestamp =
       finite && unix_ms >= layout.epoch_ms() ? layout.timestamp_at_unix_ms(unix_ms) : -1;
   if (unlikely(timestamp < 0 || timestamp > layout.max_timestamp())) {
-    const char* from = timestamp_text(unit_time(layout, 0));
-    const char* to = timestamp_text(unit_time(layout, last_shown_timestamp(layout)));
+    // An epoch past the end of timestamptz leaves no time it can show.
+    const char* from = unix_ms_text(layout.epoch_ms());
+    const char* to = layout.epoch_ms() <= kLastTimestamptzUnixMs
+                         ? timestamp_text(unit_time(layout, last_shown_timestamp(layout)))
+                         : unix_ms_text(layout.last_unix_ms());
     ereport(
         ERROR,
         (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -278,25 +281,28 @@ SNOWFLAKE_FUNCTION(snowflake_max_id) {
 
 // snowflake_id_span(span): the IDs between the smallest ID of a unit of time
 // and that of the unit `span` later, in the server's layout. The interval
-// counts as extract(epoch) counts it.
+// counts as extract(epoch) counts it. A span is at most the time a generator
+// of the layout issues over (Layout::max_span): longer, the difference would
+// reach the sign bit of a 64-bit layout.
 SNOWFLAKE_FUNCTION(snowflake_id_span) {
   const snowflake::Layout& layout = settings.layout;
   const double seconds = DatumGetFloat8(
       DirectFunctionCall2(interval_part, CStringGetTextDatum("epoch"), PG_GETARG_DATUM(0)));
   const double units = std::floor(seconds * 1000.0 / static_cast<double>(layout.unit_ms()));
-  if (!(units >= 0) || units > static_cast<double>(layout.max_timestamp())) {
+  if (!(units >= 0) || units > static_cast<double>(layout.max_span())) {
+    const double longest_years =
+        static_cast<double>(layout.start_ms(layout.max_span())) / (365.25 * 86400 * 1000);
     ereport(
         ERROR,
         (errcode(units < 0 ? ERRCODE_INVALID_PARAMETER_VALUE : ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
          errmsg("snowflake ID span of %s is out of range",
                 DatumGetCString(DirectFunctionCall1(interval_out, PG_GETARG_DATUM(0)))),
-         errdetail("The span must be at least 0 and at most the layout's whole time field, "
-                   "%lld units of %lld ms.",
-                   static_cast<long long>(layout.max_timestamp()),
-                   static_cast<long long>(layout.unit_ms())),
+         errdetail("The span must be at least 0 and at most the time the layout's IDs cover, "
+                   "%lld %s (%.1f years).",
+                   static_cast<long long>(layout.max_span()), units_text(layout), longest_years),
          errhint("Pass the width of one partition, such as interval '1 day'.")));
   }
-  PG_RETURN_INT64(layout.min_id(static_cast<int64_t>(units)) - layout.min_id(0));
+  PG_RETURN_INT64(layout.span_ids(static_cast<int64_t>(units)));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_base32) {

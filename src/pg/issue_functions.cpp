@@ -18,9 +18,12 @@ namespace {
 // snowflake_generate(n) returns at most this many IDs per call.
 constexpr int32 kMaxGenerate = 10000000;
 
-// The ID most recently returned to this session (-1: none yet). IDs issued in
-// parallel workers are theirs, not the session's, as with lastval().
+// The ID most recently returned to this session (-1: none yet, or none since
+// a DISCARD). IDs issued in parallel workers are theirs, not the session's, as
+// with lastval().
 int64_t last_returned = -1;
+// Whether a DISCARD forgot last_returned, so that snowflake_lastval() says so.
+bool discarded = false;
 
 ProcessUtility_hook_type previous_process_utility = nullptr;
 
@@ -55,7 +58,10 @@ void process_utility(PlannedStmt* statement, const char* query, bool read_only_t
     standard_ProcessUtility(statement, query, read_only_tree, context, params, query_env, dest,
                             completion);
   }
-  if (forgets) last_returned = -1;
+  if (forgets) {
+    discarded = discarded || last_returned >= 0;
+    last_returned = -1;
+  }
   if (creates_snowflake) note_extension_created(get_extension_oid("snowflake", true));
 }
 
@@ -81,6 +87,7 @@ using namespace snowflake::pg;
 
 SNOWFLAKE_FUNCTION(snowflake_nextval) {
   last_returned = issue(1).first_id;
+  discarded = false;
   PG_RETURN_INT64(last_returned);
 }
 
@@ -88,7 +95,9 @@ SNOWFLAKE_FUNCTION(snowflake_lastval) {
   if (last_returned < 0) {
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("snowflake_lastval is not yet defined in this session"),
-                    errdetail("No snowflake ID has been returned in this session yet."),
+                    discarded ? errdetail("DISCARD discarded the session's state, the last "
+                                          "snowflake ID returned to it included.")
+                              : errdetail("No snowflake ID has been returned in this session yet."),
                     errhint("Call snowflake_nextval() or snowflake_generate(n) first.")));
   }
   PG_RETURN_INT64(last_returned);
@@ -106,7 +115,9 @@ SNOWFLAKE_FUNCTION(snowflake_generate) {
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                       errmsg("snowflake_generate() cannot return %d IDs", wanted),
                       errdetail("n must be between 1 and %d.", kMaxGenerate),
-                      errhint("Call it several times for more IDs.")));
+                      wanted < 1 ? errhint("Pass the number of IDs wanted, 1 or more; for none, "
+                                           "skip the call.")
+                                 : errhint("Call it several times for more IDs.")));
     }
     call = SRF_FIRSTCALL_INIT();
     auto* state = static_cast<GenerateState*>(
@@ -124,6 +135,7 @@ SNOWFLAKE_FUNCTION(snowflake_generate) {
     state->left_in_run = run.count;
   }
   last_returned = state->next_id;
+  discarded = false;
   state->next_id += state->step;
   state->left_in_run--;
   state->left_in_total--;

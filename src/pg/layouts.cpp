@@ -23,13 +23,13 @@ const char* preset_names() {
 const char* field_name(LayoutCheck check) {
   switch (check) {
     case LayoutCheck::kTimestampOutOfRange:
-      return "time has 1 to 63 bits";
+      return psprintf("time has %d to %d bits", kMinTimestampBits, kMaxTimestampBits);
     case LayoutCheck::kDatacenterOutOfRange:
-      return "datacenter has 0 to 30 bits";
+      return psprintf("datacenter has %d to %d bits", kMinNodeFieldBits, kMaxNodeFieldBits);
     case LayoutCheck::kWorkerOutOfRange:
-      return "worker has 0 to 30 bits";
+      return psprintf("worker has %d to %d bits", kMinNodeFieldBits, kMaxNodeFieldBits);
     case LayoutCheck::kSequenceOutOfRange:
-      return "sequence has 1 to 31 bits";
+      return psprintf("sequence has %d to %d bits", kMinSequenceBits, kMaxSequenceBits);
     default:
       return nullptr;
   }

@@ -1,4 +1,6 @@
-// Every snowflake.* setting, defined in one place.
+// Every snowflake.* setting, defined in one place: the layout and its epoch
+// (settings_layout.cpp reads, checks and defines them), the node's identity,
+// the clock policy and the registry's settings, defined here.
 //
 // The layout (snowflake.layout, or the four widths) and the epoch are fixed
 // at server start: IDs issued under one layout do not decode under another.
@@ -6,29 +8,14 @@
 // node its identity without a restart; the clock policy (max_lead,
 // max_clock_backward_wait) too. None of them can be SET in a session: a node's
 // identity and policy are the server's.
-//
-// Without the preload the library is loaded by each session that first uses
-// it, and until then any session can SET the placeholders of these names.
-// The layout and epoch are then PGC_SIGHUP settings whose value is the
-// server's configuration (postgresql.conf, ALTER SYSTEM, the command line):
-// PostgreSQL refuses a session's value when the library defines them (WARNING)
-// and any SET afterwards; a value a session's connection options or role
-// gave them replaces the server's in the placeholder, so loading then fails.
-// Once a session has loaded the library its layout is fixed: a reload that
-// changes it is refused in that session (logged), so SHOW never lies.
 #include "settings.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 
-#include "../core/clock.hpp"
 #include "../core/layout_text.hpp"
-#include "compat.hpp"
-#include "layouts.hpp"
 #include "postgres.hpp"
+#include "settings_layout.hpp"
 #include "text.hpp"
-#include "time.hpp"
 
 extern "C" {
 #include "libpq-fe.h"
@@ -42,122 +29,6 @@ namespace {
 
 constexpr int kMaxLeadLimitMs = 24 * 60 * 60 * 1000;
 constexpr int kMaxWaitLimitMs = 60 * 1000;
-constexpr char kDefaultEpochText[] = "1288834974657";
-
-int64_t epoch_ms = kDefaultEpochMs;
-
-// What the configuration sets, read before the settings are defined: which
-// widths and whether the epoch (snowflake.layout wins over the widths, the
-// epoch over the layout's), and the layout's text as it was when the layout
-// was established ("" for none).
-bool width_configured[4] = {};
-bool epoch_configured = false;
-const char* layout_in_use = "";
-// The epoch's default: the layout's own (a preset's may differ from Twitter's).
-char epoch_boot_text[24];
-
-// Without the preload: set once this session's layout is established, after
-// which the layout settings refuse every other value.
-bool layout_fixed = false;
-
-// A layout setting's check hook without the preload: once the layout is
-// fixed, a value other than the one in use is refused (and logged, since
-// PostgreSQL reports a refused reload in a backend only at DEBUG2).
-bool keep_layout(const char* name, long long in_use, long long newval) {
-  if (!layout_fixed || newval == in_use) return true;
-  ereport(LOG, (errmsg("%s stays %lld in the session of process %d", name, in_use, MyProcPid),
-                errdetail("The configuration gives %lld; the ID layout of a session is fixed "
-                          "when it first uses snowflake.",
-                          newval)));
-  GUC_check_errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM);
-  GUC_check_errdetail(
-      "This session uses %s = %lld since it first used snowflake; the ID layout "
-      "of a session never changes.",
-      name, in_use);
-  GUC_check_errhint(
-      "Sessions that start after the change use the new value. Choose the layout "
-      "before the first ID: IDs issued under one layout do not decode under "
-      "another.");
-  return false;
-}
-
-// snowflake.layout's check hook: a preset or a specification; without the
-// preload, also the one in use once the layout is fixed.
-bool check_layout(char** newval, void**, GucSource) {
-  const char* value = *newval != nullptr ? *newval : "";
-  if (value[0] != '\0') {
-    const ParsedLayout parsed = parse_layout(value);
-    if (parsed.problem != LayoutTextProblem::kOk) {
-      const LayoutTextError error = explain_layout_text(parsed, value, strlen(value));
-      GUC_check_errdetail("%s", error.detail);
-      GUC_check_errhint("%s", error.hint);
-      return false;
-    }
-  }
-  if (process_shared_preload_libraries_in_progress || !layout_fixed ||
-      strcmp(value, layout_in_use) == 0)
-    return true;
-  ereport(LOG, (errmsg("snowflake.layout stays '%s' in the session of process %d", layout_in_use,
-                       MyProcPid),
-                errdetail("The configuration gives '%s'; the ID layout of a session is fixed "
-                          "when it first uses snowflake.",
-                          value)));
-  GUC_check_errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM);
-  GUC_check_errdetail(
-      "This session uses snowflake.layout = '%s' since it first used snowflake; the ID layout "
-      "of a session never changes.",
-      layout_in_use);
-  GUC_check_errhint(
-      "Sessions that start after the change use the new value. Choose the layout before the "
-      "first ID: IDs issued under one layout do not decode under another.");
-  return false;
-}
-
-bool parse_epoch(const char* text, int64_t* epoch) {
-  char* end = nullptr;
-  errno = 0;
-  const long long value = strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE || value < 0) return false;
-  *epoch = value;
-  return true;
-}
-
-bool check_epoch(char** newval, void** extra, GucSource) {
-  int64_t epoch = 0;
-  if (!parse_epoch(*newval, &epoch)) {
-    GUC_check_errdetail(
-        "snowflake.epoch must be a whole number of milliseconds since 1970-01-01 00:00:00 UTC, "
-        "such as %s.",
-        kDefaultEpochText);
-    return false;
-  }
-  if (epoch > unix_time_ms()) {
-    GUC_check_errdetail("snowflake.epoch must not be in the future; %lld is %s.",
-                        static_cast<long long>(epoch),
-                        timestamp_text(timestamptz_from_unix_ms(epoch)));
-    return false;
-  }
-  auto* parsed = static_cast<int64_t*>(compat::guc_extra_alloc(sizeof(int64_t)));
-  if (parsed == nullptr) return false;
-  *parsed = epoch;
-  *extra = parsed;
-  return true;
-}
-
-// snowflake.epoch's check hook without the preload.
-bool check_kept_epoch(char** newval, void** extra, GucSource source) {
-  if (!check_epoch(newval, extra, source)) return false;
-  if (keep_layout("snowflake.epoch", static_cast<long long>(settings.layout.epoch_ms()),
-                  static_cast<long long>(*static_cast<int64_t*>(*extra))))
-    return true;
-  compat::guc_extra_free(*extra);
-  *extra = nullptr;
-  return false;
-}
-
-void assign_epoch(const char*, void* extra) {
-  epoch_ms = *static_cast<int64_t*>(extra);
-}
 
 int64_t node_of(int datacenter_id, int worker_id) {
   // A field the layout does not have is 0, set or not.
@@ -232,302 +103,71 @@ void require_registry_at_start() {
                    "user=snowflake_node', or remove the setting to run without a registry.")));
 }
 
-// The value the configuration gives `name`, read before (or instead of)
-// defining it: `fallback` if it is not set, an error if it is not an integer
-// in [min, max]. At server start PostgreSQL would only warn about a bad value
-// of an extension's setting and use the default instead, which for the layout,
-// the epoch and the node's identity means silently issuing other IDs than
-// configured; this check stops the server instead, as a bad value of a
-// built-in setting does.
-int checked_int(const char* name, const char* raw, int fallback, int min, int max,
-                const char* detail_format, const char* hint) {
-  if (raw == nullptr) return fallback;
+// The field of the ID layout `name` sets ("datacenter_id", "worker_id").
+struct IdField {
+  const char* name;   // snowflake.datacenter_id
+  const char* field;  // datacenter_id
+  int bits;           // its width in the layout
+  int64_t max;        // its largest value
+};
+
+IdField datacenter_field() {
+  return {"snowflake.datacenter_id", "datacenter_id", settings.layout.datacenter_bits(),
+          settings.layout.max_datacenter_id()};
+}
+
+IdField worker_field() {
+  return {"snowflake.worker_id", "worker_id", settings.layout.worker_bits(),
+          settings.layout.max_worker_id()};
+}
+
+// While the server starts (preload): a value of `field` that the layout cannot
+// hold stops the server. A field the layout does not have (0 bits, such as
+// datacenter_id in Sonyflake's) must not be set: a leftover value would say
+// the node is told apart by it, which its IDs cannot show.
+void require_id_in_layout(const IdField& field) {
+  const char* raw = GetConfigOption(field.name, true, false);
+  if (raw == nullptr) return;
   int value = 0;
-  const char* parse_hint = nullptr;
-  if (!parse_int(raw, &value, 0, &parse_hint) || value < min || value > max) {
+  if (field.bits == 0 && parse_int(raw, &value, 0, nullptr) && value >= 0) {
+    char layout_text[kLayoutTextSize];
+    describe_layout(settings.layout.parts(), layout_text, sizeof(layout_text));
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
-                    errdetail(detail_format, name, min, max), errhint("%s", hint)));
+                    errmsg("%s is set, but the ID layout has no %s field", field.name, field.field),
+                    errdetail("%s = %d; the layout %s gives %s 0 bits, so its IDs tell nodes apart "
+                              "by their other node field alone.",
+                              field.name, value, layout_text, field.field),
+                    errhint("Remove %s from the configuration.", field.name)));
   }
-  return value;
+  (void)configured_int(field.name, -1, -1, static_cast<int>(field.max),
+                       "%s must be between %d (unset) and %d, the largest value its field of the "
+                       "ID layout holds.",
+                       "Give every node a value no other node uses, within that range.");
 }
 
-int configured_int(const char* name, int fallback, int min, int max, const char* detail_format,
-                   const char* hint) {
-  return checked_int(name, GetConfigOption(name, true, false), fallback, min, max, detail_format,
-                     hint);
-}
-
-// The same for snowflake.epoch.
-int64_t checked_epoch(const char* raw) {
-  int64_t epoch = kDefaultEpochMs;
-  if (raw == nullptr) return epoch;
-  if (!parse_epoch(raw, &epoch) || epoch > unix_time_ms()) {
-    ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),
-             errdetail("snowflake.epoch must be a whole number of milliseconds since "
-                       "1970-01-01 00:00:00 UTC, not in the future."),
-             errhint("Remove the setting to use Twitter's epoch (%s), or set it once, before the "
-                     "first ID is issued, and never change it.",
-                     kDefaultEpochText)));
-  }
-  return epoch;
-}
-
-// Without the preload: the value the server's configuration gives the layout
-// setting `name`, read from its placeholder before the setting is defined, or
-// nullptr if it gives none. Only a value set by the server (its reset value,
-// set in a context PGC_SIGHUP accepts) counts; a session's SET is not its reset
-// value. A reset value from the connection's options or ALTER ROLE/DATABASE
-// has replaced the server's, which is then unknown: an error.
-const char* server_value(const char* name) {
-  const config_generic* record = compat::find_setting_record(name);
-  if (record == nullptr || (record->flags & GUC_CUSTOM_PLACEHOLDER) == 0) return nullptr;
-  const char* raw = compat::placeholder_reset_value(record);
-  if (raw == nullptr || record->reset_scontext <= PGC_SIGHUP) return raw;
-  const bool from_client = record->reset_source == PGC_S_CLIENT;
-  ereport(
-      ERROR,
-      (errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
-       errmsg("parameter \"%s\" cannot be set for a session", name),
-       errdetail("%s set it to \"%s\"; the ID layout is the server's, the same in every "
-                 "session.",
-                 from_client ? "This connection's options" : "ALTER ROLE or ALTER DATABASE", raw),
-       errhint(from_client ? "Remove %s from the connection's options (PGOPTIONS); set it in "
-                             "postgresql.conf."
-                           : "As a superuser, ALTER ROLE or ALTER DATABASE ... RESET %s; set it in "
-                             "postgresql.conf.",
-               name)));
-  pg_unreachable();
-}
-
-// A layout setting's value: when preloading, the configuration's (only the
-// server's configuration is read at server start); otherwise the server's
-// value from its placeholder, never a session's.
-const char* layout_value(const char* name) {
-  return process_shared_preload_libraries_in_progress ? GetConfigOption(name, true, false)
-                                                      : server_value(name);
-}
-
-// Reads a layout width; an error if the configured value is not valid.
-// Returns whether the configuration sets it.
-bool read_layout_width(const char* name, int* variable, int default_value, int min, int max) {
-  const char* raw = layout_value(name);
-  *variable =
-      checked_int(name, raw, default_value, min, max, "%s must be an integer between %d and %d.",
-                  "The four snowflake.*_bits settings add up to at most 64 bits.");
-  return raw != nullptr;
-}
-
-// A layout width: a server-start setting when preloading; without the preload,
-// where server-start settings cannot be defined, a reload setting that keeps
-// the value a session first used (keep_layout). Its default is the width of
-// the layout in use, so SHOW gives it also when snowflake.layout sets it.
-void define_layout_setting(const char* name, const char* description, int* variable, int min,
-                           int max, GucIntCheckHook keep) {
-  const bool preloading = process_shared_preload_libraries_in_progress;
-  DefineCustomIntVariable(name, description, nullptr, variable, *variable, min, max,
-                          preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0, preloading ? nullptr : keep,
-                          nullptr, nullptr);
-}
-
-const char* layout_problem(LayoutCheck check) {
-  switch (check) {
-    case LayoutCheck::kOk:
-      break;
-    case LayoutCheck::kTooWide:
-      return "the snowflake ID layout adds up to more than 64 bits";
-    case LayoutCheck::kTimestampOutOfRange:
-    case LayoutCheck::kTimeTooLong:
-      return "snowflake.timestamp_bits must be between 1 and 62";
-    case LayoutCheck::kDatacenterOutOfRange:
-      return "snowflake.datacenter_bits must be between 0 and 30";
-    case LayoutCheck::kWorkerOutOfRange:
-      return "snowflake.worker_bits must be between 0 and 30";
-    case LayoutCheck::kSequenceOutOfRange:
-      return "snowflake.sequence_bits must be between 1 and 31";
-    case LayoutCheck::kUnitOutOfRange:
-    case LayoutCheck::kEpochOutOfRange:
-    case LayoutCheck::kOrderInvalid:
-      return "the snowflake ID layout is not valid";
-  }
-  return nullptr;
-}
-
-// The layout snowflake.layout names (`text`), with snowflake.epoch as its
-// epoch if the configuration sets it; an error if it is not a layout or a
-// width setting contradicts it.
-LayoutParts layout_of_setting(const char* text) {
-  const ParsedLayout parsed = parse_layout(text);
-  if (parsed.problem != LayoutTextProblem::kOk) {
-    const LayoutTextError error = explain_layout_text(parsed, text, strlen(text));
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("invalid value for parameter \"snowflake.layout\": \"%s\"",
-                           quoted_text(text, strlen(text))),
-                    errdetail("%s", error.detail), errhint("%s", error.hint)));
-  }
-  LayoutParts parts = parsed.parts;
-  if (epoch_configured) parts.epoch_ms = epoch_ms;
-  const struct {
-    const char* name;
-    int configured;
-    int in_layout;
-  } widths[4] = {
-      {"snowflake.timestamp_bits", settings.timestamp_bits, parts.timestamp_bits},
-      {"snowflake.datacenter_bits", settings.datacenter_bits, parts.datacenter_bits},
-      {"snowflake.worker_bits", settings.worker_bits, parts.worker_bits},
-      {"snowflake.sequence_bits", settings.sequence_bits, parts.sequence_bits},
-  };
-  for (int i = 0; i < 4; i++) {
-    if (!width_configured[i] || widths[i].configured == widths[i].in_layout) continue;
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s = %d contradicts snowflake.layout = '%s'", widths[i].name,
-                           widths[i].configured, quoted_text(text, strlen(text))),
-                    errdetail("That layout gives the field %d bits.", widths[i].in_layout),
-                    errhint("Remove %s from the configuration: snowflake.layout sets every width.",
-                            widths[i].name)));
-  }
-  return parts;
-}
-
-// The layout the configuration gives: snowflake.layout (`layout_text`, read
-// before the setting is defined) if it is set, else the four widths in
-// Twitter's order, in milliseconds; and snowflake.epoch.
-void establish_layout(const char* layout_text) {
-  const char* text = layout_text != nullptr ? layout_text : "";
-  LayoutParts parts{settings.timestamp_bits,
-                    settings.datacenter_bits,
-                    settings.worker_bits,
-                    settings.sequence_bits,
-                    kTwitterOrder,
-                    1,
-                    epoch_ms};
-  if (text[0] != '\0') {
-    parts = layout_of_setting(text);
-  } else if (const LayoutCheck check = Layout::check(parts); check != LayoutCheck::kOk) {
-    ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", layout_problem(check)),
-             errdetail("snowflake.timestamp_bits = %d, snowflake.datacenter_bits = %d, "
-                       "snowflake.worker_bits = %d, snowflake.sequence_bits = %d: %d bits in all.",
-                       settings.timestamp_bits, settings.datacenter_bits, settings.worker_bits,
-                       settings.sequence_bits,
-                       settings.timestamp_bits + settings.datacenter_bits + settings.worker_bits +
-                           settings.sequence_bits),
-             errhint("Choose widths that add up to at most 64, such as the default 41, 5, 5 and "
-                     "12, or set snowflake.layout.")));
-  }
-  settings.layout = Layout(parts);
-  layout_in_use = MemoryContextStrdup(TopMemoryContext, text);
-  // The widths show the layout's; the epoch's default is the layout's.
-  settings.timestamp_bits = parts.timestamp_bits;
-  settings.datacenter_bits = parts.datacenter_bits;
-  settings.worker_bits = parts.worker_bits;
-  settings.sequence_bits = parts.sequence_bits;
-  epoch_ms = parts.epoch_ms;
-  snprintf(epoch_boot_text, sizeof(epoch_boot_text), "%lld",
-           static_cast<long long>(parts.epoch_ms));
-
-  const int64_t now = unix_time_ms();
-  if (parts.epoch_ms > now) {
-    ereport(
-        ERROR,
-        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-         errmsg("the epoch of snowflake.layout = '%s' is in the future",
-                quoted_text(text, strlen(text))),
-         errdetail("Its epoch is %s.", timestamp_text(timestamptz_from_unix_ms(parts.epoch_ms))),
-         errhint("Give the layout an epoch in the past, such as 'epoch:%s'.", kDefaultEpochText)));
-  }
-  if (now > settings.layout.last_issued_unix_ms()) {
-    const TimestampTz last = timestamptz_from_unix_ms(settings.layout.last_issued_unix_ms());
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("the snowflake timestamp field ran out at %s", timestamp_text(last)),
-                    errdetail("snowflake.timestamp_bits = %d counts %lld units of %lld ms from "
-                              "snowflake.epoch = %lld.",
-                              settings.layout.timestamp_bits(),
-                              static_cast<long long>(settings.layout.max_issued_timestamp()),
-                              static_cast<long long>(settings.layout.unit_ms()),
-                              static_cast<long long>(parts.epoch_ms)),
-                    errhint("Use a later snowflake.epoch or a wider snowflake.timestamp_bits.")));
-  }
-}
-
-void define_id_setting(const char* name, const char* description, const char* width_name,
-                       int* variable, int64_t max, GucIntAssignHook assign) {
-  const char* hint = psprintf(
-      "Give every node a value no other node uses, within the range; or widen %s.", width_name);
+void define_id_setting(const IdField& field, const char* description, int* variable,
+                       GucIntAssignHook assign) {
   // Without the preload no ID is issued, and the value read here could be a
   // session's; PostgreSQL's own checks (a WARNING) are enough then.
-  if (process_shared_preload_libraries_in_progress)
-    (void)configured_int(name, -1, -1, static_cast<int>(max),
-                         "%s must be between %d (unset) and %d, the largest value its field of "
-                         "the ID layout holds.",
-                         hint);
+  if (process_shared_preload_libraries_in_progress) require_id_in_layout(field);
   DefineCustomIntVariable(
-      name, description, "-1 means unset: snowflake_nextval() then refuses to issue IDs.", variable,
-      -1, -1, static_cast<int>(max), PGC_SIGHUP, 0, nullptr, assign, nullptr);
+      field.name, description, "-1 means unset: snowflake_nextval() then refuses to issue IDs.",
+      variable, -1, -1, static_cast<int>(field.max), PGC_SIGHUP, 0, nullptr, assign, nullptr);
 }
 
 }  // namespace
 
 void define_settings() {
-  const bool preloading = process_shared_preload_libraries_in_progress;
-  width_configured[0] = read_layout_width("snowflake.timestamp_bits", &settings.timestamp_bits,
-                                          kDefaultTimestampBits, 1, kMaxIdBits - 1);
-  width_configured[1] = read_layout_width("snowflake.datacenter_bits", &settings.datacenter_bits,
-                                          kDefaultDatacenterBits, 0, kMaxNodeFieldBits);
-  width_configured[2] = read_layout_width("snowflake.worker_bits", &settings.worker_bits,
-                                          kDefaultWorkerBits, 0, kMaxNodeFieldBits);
-  width_configured[3] = read_layout_width("snowflake.sequence_bits", &settings.sequence_bits,
-                                          kDefaultSequenceBits, 1, kMaxSequenceBits);
-  const char* raw_epoch = layout_value("snowflake.epoch");
-  epoch_ms = checked_epoch(raw_epoch);
-  epoch_configured = raw_epoch != nullptr;
   // A layout that is not valid fails here, before any setting is defined:
   // at server start it stops the server; without the preload, the next call
-  // in the session fails the same way. (The setting's own variable belongs
-  // to the GUC machinery, which frees what it holds when it is defined.)
-  establish_layout(layout_value("snowflake.layout"));
+  // in the session fails the same way.
+  establish_configured_layout();
+  define_layout_settings();
 
-  DefineCustomStringVariable(
-      "snowflake.layout",
-      "The ID layout: a preset (twitter, sonyflake, ...) or a specification of the fields.",
-      "Empty means the four snowflake.*_bits settings, in Twitter's order, in milliseconds.",
-      &settings.layout_text, "", preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0, check_layout, nullptr,
-      nullptr);
-  define_layout_setting(
-      "snowflake.timestamp_bits", "Width of the ID's timestamp.", &settings.timestamp_bits, 1,
-      kMaxIdBits - 1, [](int* newval, void**, GucSource) {
-        return keep_layout("snowflake.timestamp_bits", settings.layout.timestamp_bits(), *newval);
-      });
-  define_layout_setting(
-      "snowflake.datacenter_bits", "Width of the ID's datacenter_id field.",
-      &settings.datacenter_bits, 0, kMaxNodeFieldBits, [](int* newval, void**, GucSource) {
-        return keep_layout("snowflake.datacenter_bits", settings.layout.datacenter_bits(), *newval);
-      });
-  define_layout_setting(
-      "snowflake.worker_bits", "Width of the ID's worker_id field.", &settings.worker_bits, 0,
-      kMaxNodeFieldBits, [](int* newval, void**, GucSource) {
-        return keep_layout("snowflake.worker_bits", settings.layout.worker_bits(), *newval);
-      });
-  define_layout_setting(
-      "snowflake.sequence_bits", "Width of the ID's sequence.", &settings.sequence_bits, 1,
-      kMaxSequenceBits, [](int* newval, void**, GucSource) {
-        return keep_layout("snowflake.sequence_bits", settings.layout.sequence_bits(), *newval);
-      });
-  DefineCustomStringVariable(
-      "snowflake.epoch", "Milliseconds since 1970-01-01 UTC at which ID timestamps start.",
-      "By default the epoch of snowflake.layout, or Twitter's.", &settings.epoch_text,
-      epoch_boot_text, preloading ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-      preloading ? check_epoch : check_kept_epoch, assign_epoch, nullptr);
-  if (!preloading) layout_fixed = true;
-
-  define_id_setting("snowflake.datacenter_id", "This node's datacenter_id in the IDs it issues.",
-                    "snowflake.datacenter_bits", &settings.datacenter_id,
-                    settings.layout.max_datacenter_id(), assign_datacenter_id);
-  define_id_setting("snowflake.worker_id", "This node's worker_id in the IDs it issues.",
-                    "snowflake.worker_bits", &settings.worker_id, settings.layout.max_worker_id(),
-                    assign_worker_id);
+  define_id_setting(datacenter_field(), "This node's datacenter_id in the IDs it issues.",
+                    &settings.datacenter_id, assign_datacenter_id);
+  define_id_setting(worker_field(), "This node's worker_id in the IDs it issues.",
+                    &settings.worker_id, assign_worker_id);
 
   DefineCustomIntVariable(
       "snowflake.max_lead",
@@ -560,19 +200,34 @@ void define_settings() {
   MarkGUCPrefixReserved("snowflake");
 }
 
+// Every setting of the node's identity that is missing is named at once, so
+// that setting what the hint says is enough.
 int64_t configured_node() {
   if (settings.node >= 0) return settings.node;
-  const bool datacenter_missing =
-      settings.datacenter_id < 0 && settings.layout.datacenter_bits() > 0;
-  const char* name = datacenter_missing ? "snowflake.datacenter_id" : "snowflake.worker_id";
-  const int64_t max =
-      datacenter_missing ? settings.layout.max_datacenter_id() : settings.layout.max_worker_id();
-  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("%s is not set", name),
-                  errdetail("snowflake_nextval() needs this node's snowflake.datacenter_id and "
-                            "snowflake.worker_id to keep its IDs apart from every other node's."),
-                  errhint("Set %s (0-%lld) in postgresql.conf to a value no other node uses, then "
-                          "reload.",
-                          name, static_cast<long long>(max))));
+  const IdField fields[2] = {datacenter_field(), worker_field()};
+  const IdField* missing[2] = {};
+  int count = 0;
+  if (settings.datacenter_id < 0 && fields[0].bits > 0) missing[count++] = &fields[0];
+  if (settings.worker_id < 0 && fields[1].bits > 0) missing[count++] = &fields[1];
+  if (count == 0) elog(ERROR, "snowflake: the node's identity is set but its node field is not");
+  const bool both = count == 2;
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+       both ? errmsg("%s and %s are not set", missing[0]->name, missing[1]->name)
+            : errmsg("%s is not set", missing[0]->name),
+       errdetail("snowflake_nextval() needs this node's identity in the ID layout (%s) to keep "
+                 "its IDs apart from every other node's.",
+                 fields[0].bits > 0 && fields[1].bits > 0 ? "datacenter_id and worker_id"
+                 : fields[0].bits > 0                     ? "datacenter_id"
+                                                          : "worker_id"),
+       both ? errhint("Set %s (0-%lld) and %s (0-%lld) in postgresql.conf to a pair no other node "
+                      "uses, then reload.",
+                      missing[0]->name, static_cast<long long>(missing[0]->max), missing[1]->name,
+                      static_cast<long long>(missing[1]->max))
+            : errhint("Set %s (0-%lld) in postgresql.conf to a value no other node uses, then "
+                      "reload.",
+                      missing[0]->name, static_cast<long long>(missing[0]->max))));
   pg_unreachable();
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "../core/clock.hpp"
+#include "../core/layout_text.hpp"
 #include "boundary.hpp"
 #include "counters.hpp"
 #include "node.hpp"
@@ -69,13 +70,16 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_status: return type must be a row type");
-  bool nulls[16] = {};
+  // 17 columns from 1.5 (layout); 16 before ALTER EXTENSION UPDATE.
+  bool nulls[17] = {};
   // A field the layout does not have is 0 once the node has its identity.
   const bool identified = settings.node >= 0;
   const int datacenter_id =
       layout.datacenter_bits() == 0 && identified ? 0 : settings.datacenter_id;
   const int worker_id = layout.worker_bits() == 0 && identified ? 0 : settings.worker_id;
-  Datum values[16] = {
+  char layout_text[snowflake::kLayoutTextSize];
+  snowflake::describe_layout(layout.parts(), layout_text, sizeof(layout_text));
+  Datum values[17] = {
       nullable_int(datacenter_id, &nulls[0]),
       nullable_int(worker_id, &nulls[1]),
       TimestampTzGetDatum(id_time(0)),
@@ -92,7 +96,9 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
       Int64GetDatum(state.clock_steps.load()),
       Int64GetDatum(state.largest_clock_step_ms.load()),
       TimestampTzGetDatum(id_time(state.durable_until.load())),
+      CStringGetTextDatum(layout_text),
   };
+  if (descriptor->natts > 17) elog(ERROR, "snowflake_status: unexpected row type");
   nulls[7] = state.last_id.load() == 0;
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
 }

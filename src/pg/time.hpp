@@ -14,8 +14,21 @@ inline constexpr int64_t kPostgresEpochUnixMs =
 // The last millisecond a timestamptz holds (294276-12-31 23:59:59.999 UTC).
 inline constexpr int64_t kLastTimestamptzUnixMs = (END_TIMESTAMP - 1) / 1000 + kPostgresEpochUnixMs;
 
-// Precondition: unix_ms <= kLastTimestamptzUnixMs (larger values overflow).
+// The first millisecond a timestamptz holds (4714-11-24 00:00:00 UTC BC).
+inline constexpr int64_t kFirstTimestamptzUnixMs = MIN_TIMESTAMP / 1000 + kPostgresEpochUnixMs;
+
+inline bool timestamptz_holds_unix_ms(int64_t unix_ms) {
+  return unix_ms >= kFirstTimestamptzUnixMs && unix_ms <= kLastTimestamptzUnixMs;
+}
+
+// Any int64 of ms: a time timestamptz cannot hold is its infinity on that
+// side (the product below would overflow for it), never a wrong time. A
+// layout's epoch may lie past the end of timestamptz (it is checked only
+// against int64), so its times may too; messages show them with
+// unix_ms_text.
 inline TimestampTz timestamptz_from_unix_ms(int64_t unix_ms) {
+  if (unlikely(unix_ms > kLastTimestamptzUnixMs)) return DT_NOEND;
+  if (unlikely(unix_ms < kFirstTimestamptzUnixMs)) return DT_NOBEGIN;
   return (unix_ms - kPostgresEpochUnixMs) * 1000;
 }
 
@@ -29,6 +42,15 @@ inline int64_t unix_ms_from_timestamptz(TimestampTz ts) {
 // timestamptz_to_str's static buffer, so a message can show two times).
 inline const char* timestamp_text(TimestampTz ts) {
   return pstrdup(timestamptz_to_str(ts));
+}
+
+// `unix_ms` as text for a message: the time, or past timestamptz's range the
+// number of ms and which end it lies beyond.
+inline const char* unix_ms_text(int64_t unix_ms) {
+  if (timestamptz_holds_unix_ms(unix_ms)) return timestamp_text(timestamptz_from_unix_ms(unix_ms));
+  return psprintf("%lld ms after 1970-01-01 00:00:00 UTC (%s the range of timestamptz)",
+                  static_cast<long long>(unix_ms),
+                  unix_ms > kLastTimestamptzUnixMs ? "after" : "before");
 }
 
 }  // namespace snowflake::pg

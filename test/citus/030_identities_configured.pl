@@ -115,8 +115,8 @@ CitusTest::start($worker_3);
 CitusTest::add_worker($coordinator, $worker_3);
 $nodes{worker_3} = $worker_3;
 is( CitusTest::identities($coordinator, \%nodes)->{worker_3},
-	"1/3 configured: layout 41/5/6/11 bits, epoch 1288834974657 ms differs from this node's, "
-	  . '41/5/5/12 bits, epoch 1288834974657 ms',
+	'1/3 configured: layout time:41 datacenter:5 worker:6 sequence:11 unit:1ms epoch:1288834974657 '
+	  . "differs from this node's, time:41 datacenter:5 worker:5 sequence:12 unit:1ms epoch:1288834974657",
 	'snowflake_cluster_identities() names a worker with another layout');
 
 ## 4. A worker that does not answer ---------------------------------------------------

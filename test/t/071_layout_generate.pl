@@ -11,8 +11,12 @@
 #    restart is above every ID before.
 # 3. The settings: the widths show the layout's, snowflake.epoch replaces the
 #    layout's epoch, the one-argument functions follow the layout; a width set
-#    to another value than the layout's, and a layout that is not one, stop
-#    the server with a message naming them.
+#    to another value than the layout's, a layout that is not one, a
+#    datacenter_id left over in a layout without that field and a worker_id
+#    its field cannot hold stop the server with a message naming them and a
+#    hint that fixes it; snowflake_id_span stops at the time a 64-bit layout's
+#    IDs cover (issue 27). A layout whose time has run out (Baidu's) starts
+#    the server with a WARNING, and issuing refuses.
 use strict;
 use warnings FATAL => 'all';
 
@@ -192,7 +196,9 @@ is( $set->safe_psql('postgres', q{
 	'SHOW gives the layout\'s widths (a width set to the same value is fine) and the epoch that replaces its own');
 my $r = SnowflakeTest::try_sql($set, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, '55000', 'with two node fields, datacenter_id must be set too');
-like($r->{message} // '', qr/snowflake\.datacenter_id is not set/, '... and the error says so');
+like($r->{message} // '', qr/^snowflake\.datacenter_id is not set/, '... and the error says so');
+like($r->{hint} // '', qr/^Set snowflake\.datacenter_id \(0-31\) in postgresql\.conf/,
+	'... and its hint names that setting alone, as worker_id is set');
 SnowflakeTest::set_config($set, 'snowflake.datacenter_id' => 2);
 is( $set->safe_psql('postgres', q{
 		SELECT (snowflake_decode(id)).datacenter_id || '/' || (snowflake_decode(id)).worker_id || ' '
@@ -200,6 +206,21 @@ is( $set->safe_psql('postgres', q{
 		                                      AND ceil(extract(epoch FROM clock_timestamp()) * 1000))::text
 		  FROM (SELECT snowflake_nextval() AS id) s}),
 	'2/7 true', 'IDs in Discord\'s layout with the configured epoch');
+# Issue 27: a span past the time Discord's IDs cover (2^41 ms, 69.7 years, as
+# the 64th bit is the sign) is an error naming it, not a negative number.
+is( $set->safe_psql('postgres', q{
+		SELECT snowflake_id_span('69 years') > 0,
+		       snowflake_id_span('69 years') = (extract(epoch FROM interval '69 years') * 1000)::bigint << 22}),
+	't|t', 'snowflake_id_span of 69 years in Discord\'s layout: positive, in ms above bit 22');
+for my $span ('70 years', '100 years')
+{
+	$r = SnowflakeTest::try_sql($set, "SELECT snowflake_id_span('$span')");
+	is($r->{sqlstate}, '22008', "snowflake_id_span('$span') in Discord's layout is an error, not a wrapped number")
+	  or diag "stdout: $r->{stdout}";
+	like($r->{detail} // '',
+		qr/at most the time the layout's IDs cover, 2199023255551 milliseconds \(69\.7 years\)/,
+		'... naming the longest span');
+}
 $set->stop;
 
 # A width that contradicts the layout, and a layout that is not one.
@@ -216,13 +237,18 @@ for my $case (
 		'a layout that does not parse'
 	],
 	[
-		[ "snowflake.layout = 'baidu'" ],
-		qr/the snowflake timestamp field ran out at 2024-11-20/,
-		'a layout whose time has run out (Baidu\'s default, since 2024)'
+		[ "snowflake.layout = 'sonyflake'", 'snowflake.datacenter_id = 3' ],
+		qr/snowflake\.datacenter_id is set, but the ID layout has no datacenter_id field\n.*DETAIL:  snowflake\.datacenter_id = 3; the layout time:39 sequence:8 worker:16 unit:10ms epoch:1409529600000 gives datacenter_id 0 bits.*\n.*HINT:  Remove snowflake\.datacenter_id from the configuration\./,
+		'a datacenter_id left over in Sonyflake\'s layout (which has no such field)'
+	],
+	[
+		[ 'snowflake.worker_id = 40' ],
+		qr/invalid value for parameter "snowflake\.worker_id": "40"\n.*DETAIL:  snowflake\.worker_id must be between -1 \(unset\) and 31.*\n.*HINT:  Give every node a value no other node uses, within that range\./,
+		'a worker_id its field cannot hold'
 	])
 {
 	my ($conf, $pattern, $label) = @$case;
-	my $bad = SnowflakeTest::init_node('refused_' . ++$refused, worker_id => 1, conf => $conf);
+	my $bad = SnowflakeTest::init_node('refused_' . ++$refused, worker_id => undef, conf => $conf);
 	my $started = $bad->start(fail_ok => 1);
 	ok(!$started, "$label: the server does not start");
 	like(slurp_file($bad->logfile), $pattern, "$label: the log says why")
@@ -230,5 +256,21 @@ for my $case (
 	$bad->stop if $started;
 	$bad->teardown_node;
 }
+
+# Issue 27: a layout whose time has run out (Baidu's default, since 2024) is
+# no fault of the configuration the server can tell from a clock that is
+# wrong: the server starts, the log says why, and issuing refuses per call.
+my $baidu = SnowflakeTest::init_node('baidu', datacenter_id => undef, worker_id => 1,
+	conf => ["snowflake.layout = 'baidu'", "timezone = 'UTC'"]);
+SnowflakeTest::start_node($baidu);
+like(slurp_file($baidu->logfile),
+	qr/WARNING:  the system clock reads .*, after the range of the snowflake ID layout\n.*DETAIL:  The ID layout \(time:28 worker:22 sequence:13 unit:1s epoch:1463673600000\) issues IDs of times from 2016-05-19 16:00:00\+00 to 2024-11-20 13:24:15\+00\. /,
+	'a layout whose time has run out: the server starts and the log says why');
+$baidu->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$r = SnowflakeTest::try_sql($baidu, 'SELECT snowflake_nextval()');
+is($r->{sqlstate}, '2200H', '... and snowflake_nextval() refuses: the IDs have run out');
+is($baidu->safe_psql('postgres', q{SELECT (snowflake_decode(1::bigint << 35)).ts = '2016-05-20 00:00:01+08'}),
+	't', '... while decoding works');
+$baidu->stop;
 
 done_testing();

@@ -296,9 +296,11 @@ TEST(LayoutCheckTest, EveryResult) {
       {38, 0, 5, 10, LayoutCheck::kOk},       // 53
       {48, 0, 0, 16, LayoutCheck::kOk},       // no node field at all
       {42, 5, 5, 13, LayoutCheck::kTooWide},  // 65
-      {63, 0, 0, 2, LayoutCheck::kTooWide},
+      {62, 0, 0, 3, LayoutCheck::kTooWide},
       {62, 0, 0, 1, LayoutCheck::kOk},
-      {63, 0, 0, 1, LayoutCheck::kTimeTooLong},  // 2^63 ms is past int64
+      {63, 0, 0, 1, LayoutCheck::kTimestampOutOfRange},  // 2^63 ms is past int64
+      {kMaxTimestampBits + 1, 0, 0, 1, LayoutCheck::kTimestampOutOfRange},
+      {kMaxTimestampBits, 0, 0, 1, LayoutCheck::kOk},
       {0, 5, 5, 53, LayoutCheck::kTimestampOutOfRange},
       {-1, 5, 5, 54, LayoutCheck::kTimestampOutOfRange},
       {INT_MIN, 5, 5, 12, LayoutCheck::kTimestampOutOfRange},

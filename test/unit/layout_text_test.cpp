@@ -207,11 +207,34 @@ TEST(LayoutPresets, BitsAndEnds) {
   EXPECT_EQ(javascript.max_sequence(), 1023);
 }
 
+// snowflake_id_span: the longest span is the generator's whole range, and its
+// difference of IDs stays a positive bigint; in a 64-bit layout (Discord's
+// 69.8 years) one unit more reaches the sign bit, as 70 years did.
+TEST(LayoutPresets, LongestSpanStaysPositive) {
+  for (std::size_t i = 0; i < preset_count(); i++) {
+    const Layout layout(presets()[i].parts);
+    const char* name = presets()[i].name;
+    EXPECT_EQ(layout.max_span(), layout.max_issued_timestamp()) << name;
+    EXPECT_GT(layout.span_ids(layout.max_span()), 0) << name;
+    EXPECT_EQ(layout.span_ids(layout.max_span()),
+              layout.min_id(layout.max_span()) - layout.min_id(0))
+        << name;
+    EXPECT_EQ(layout.span_ids(1), layout.min_id(1)) << name;
+    if (layout.total_bits() == 64) {
+      EXPECT_LT(layout.min_id(layout.max_span() + 1), 0) << name << ": past it, the sign bit";
+    }
+  }
+  const Layout discord(find_preset("discord")->parts);
+  const int64_t seventy_years_ms = int64_t{70} * 36525 * 24 * 3600 * 10;
+  EXPECT_LT(discord.max_span(), seventy_years_ms);
+  EXPECT_GT(discord.max_span(), seventy_years_ms - int64_t{365} * 24 * 3600 * 1000);
+}
+
 // A random valid specification's parts.
 LayoutParts random_parts(std::mt19937_64& rng) {
   for (;;) {
     LayoutParts parts;
-    parts.timestamp_bits = static_cast<int>(between(rng, 1, 62));
+    parts.timestamp_bits = static_cast<int>(between(rng, kMinTimestampBits, kMaxTimestampBits));
     parts.datacenter_bits = static_cast<int>(rng() % 3 == 0 ? 0 : between(rng, 1, 30));
     parts.worker_bits = static_cast<int>(rng() % 3 == 0 ? 0 : between(rng, 1, 30));
     parts.sequence_bits = static_cast<int>(between(rng, 1, 31));

@@ -65,7 +65,7 @@ SELECT has_view('snowflake_backend_status');
 SELECT columns_are('snowflake_status', ARRAY['datacenter_id', 'worker_id', 'epoch', 'timestamp_bits',
     'datacenter_bits', 'worker_bits', 'sequence_bits', 'last_issued_at', 'lead_ms', 'ids_issued',
     'sequence_waits', 'clock_waits', 'clock_errors', 'clock_steps', 'largest_clock_step_ms',
-    'durable_until']);
+    'durable_until', 'layout']);
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_status', 'SELECT'), 'pg_monitor can read snowflake_status');
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_backend_status', 'SELECT'), 'pg_monitor can read snowflake_backend_status');
 SELECT ok(NOT has_table_privilege('public', 'snowflake_status', 'SELECT'), 'PUBLIC cannot read snowflake_status');

@@ -4,17 +4,23 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(11);
+SELECT plan(12);
 
 \ir ../error_of.sql
 
 SELECT is(current_setting('snowflake.worker_id'), '-1', 'snowflake.worker_id is unset (-1)');
-SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'snowflake.datacenter_id is not set',
-                 'snowflake_nextval() refuses while the identity is unset');
+-- Both missing settings are named at once: setting what the hint says is
+-- enough (issue 31), not one and then the other.
+SELECT throws_ok('SELECT snowflake_nextval()', '55000',
+                 'snowflake.datacenter_id and snowflake.worker_id are not set',
+                 'snowflake_nextval() refuses while the identity is unset, naming both settings');
 SELECT matches((pg_temp.error_of('SELECT snowflake_nextval()')).hint,
-               '^Set snowflake\.datacenter_id \(0-31\) in postgresql\.conf to a value no other node uses, then reload\.$',
-               'the hint says which setting, its range, and to reload');
-SELECT throws_ok('SELECT * FROM snowflake_generate(5)', '55000', 'snowflake.datacenter_id is not set',
+               '^Set snowflake\.datacenter_id \(0-31\) and snowflake\.worker_id \(0-31\) in postgresql\.conf to a pair no other node uses, then reload\.$',
+               'the hint names both settings, their ranges, and to reload');
+SELECT matches((pg_temp.error_of('SELECT snowflake_nextval()')).message, 'worker_id',
+               'the message names worker_id too');
+SELECT throws_ok('SELECT * FROM snowflake_generate(5)', '55000',
+                 'snowflake.datacenter_id and snowflake.worker_id are not set',
                  'snowflake_generate() refuses too');
 SELECT throws_ok('CREATE TEMP TABLE t (id bigint DEFAULT snowflake_nextval()); INSERT INTO t DEFAULT VALUES',
                  '55000', NULL, 'an INSERT relying on the default fails and inserts nothing');
