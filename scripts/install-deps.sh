@@ -162,9 +162,13 @@ esac
 # --- a major from Debian's experimental archive -----------------------------
 # PostgreSQL 19 is in no Debian release yet; Debian builds it in its
 # experimental archive, against testing and unstable (forky, sid), whose
-# libraries it needs. On those, the archive is added to apt's sources, and
-# preferred for that major's source package only (the server, client,
-# headers, and the libpq 19 they need); apt takes nothing else from it.
+# libraries it needs. On those, the archive is added to apt's sources unless
+# they name it already, and preferred for that major's source package only
+# (the server, client, headers, and the libpq 19 they need); apt takes
+# nothing else from it. The preference is needed whoever added the archive:
+# at experimental's default priority (1) apt would install postgresql-19
+# from it (no other release has one) but keep this release's libpq-dev,
+# which postgresql-server-dev-19 refuses ("Depends libpq-dev (>= 19~~)").
 experimental_majors=(19)
 EXPERIMENTAL_SOURCES=/etc/apt/sources.list.d/snowflake-experimental.list
 EXPERIMENTAL_PREFERENCES=/etc/apt/preferences.d/snowflake-experimental
@@ -198,18 +202,30 @@ add_experimental_archive() {
             return 1
             ;;
     esac
-    [ -f "$EXPERIMENTAL_SOURCES" ] && [ -f "$EXPERIMENTAL_PREFERENCES" ] && return 0
-    # shellcheck disable=SC2016  # apt's format, not the shell's
-    mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | head -n 1)
-    mirror=${mirror:-http://deb.debian.org/debian/}
-    echo "PostgreSQL $PG_MAJOR is not in $codename: adding Debian's experimental archive ($mirror)"
-    echo "to apt's sources ($EXPERIMENTAL_SOURCES), preferred for postgresql-$PG_MAJOR's packages only"
+    if [ ! -f "$EXPERIMENTAL_SOURCES" ]; then
+        # shellcheck disable=SC2016  # apt's format, not the shell's
+        mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | head -n 1)
+        mirror=${mirror:-http://deb.debian.org/debian/}
+        echo "PostgreSQL $PG_MAJOR is not in $codename: adding Debian's experimental archive ($mirror)"
+        echo "to apt's sources ($EXPERIMENTAL_SOURCES)"
+        echo "deb $mirror experimental main" | "${as_root[@]}" tee "$EXPERIMENTAL_SOURCES" >/dev/null
+        "${as_root[@]}" apt-get update -qq
+    fi
+    prefer_experimental
+}
+
+# Prefers experimental for postgresql-NN's source package (the preferences
+# file above), unless the file says so already; apt reads preferences on
+# each run, so no update is needed after.
+prefer_experimental() {
+    local preferences
+    preferences=$(printf '%s\n' "# scripts/install-deps.sh: PostgreSQL $PG_MAJOR from experimental, and nothing else" \
+        "Package: src:postgresql-$PG_MAJOR" "Pin: release a=experimental" "Pin-Priority: 500")
+    [ "$(cat "$EXPERIMENTAL_PREFERENCES" 2>/dev/null)" = "$preferences" ] && return 0
+    echo "Preferring Debian's experimental archive for postgresql-$PG_MAJOR's packages only"
     echo "($EXPERIMENTAL_PREFERENCES)"
-    echo "deb $mirror experimental main" | "${as_root[@]}" tee "$EXPERIMENTAL_SOURCES" >/dev/null
-    printf '%s\n' "# scripts/install-deps.sh: PostgreSQL $PG_MAJOR from experimental, and nothing else" \
-        "Package: src:postgresql-$PG_MAJOR" "Pin: release a=experimental" "Pin-Priority: 500" |
-        "${as_root[@]}" tee "$EXPERIMENTAL_PREFERENCES" >/dev/null
-    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" mkdir -p "$(dirname "$EXPERIMENTAL_PREFERENCES")"
+    printf '%s\n' "$preferences" | "${as_root[@]}" tee "$EXPERIMENTAL_PREFERENCES" >/dev/null
 }
 
 if [ "${1:-}" = --sources ]; then
@@ -218,6 +234,11 @@ if [ "${1:-}" = --sources ]; then
         if ! apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1 && $from_experimental; then
             add_experimental_archive "$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")" || exit 1
         fi
+    fi
+    # Experimental named by apt's sources already (by the user, as Debian's
+    # instructions for 19 do): only the preference is missing.
+    if $from_experimental && apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1; then
+        prefer_experimental
     fi
     exit 0
 fi
@@ -285,6 +306,8 @@ if [ ${#missing[@]} -gt 0 ] || [ ${#copy_of_release[@]} -gt 0 ]; then
     if [ ${#unavailable[@]} -gt 0 ] && $from_experimental; then
         add_experimental_archive "$codename" || exit 1
         mapfile -t unavailable < <(unserved "${missing[@]}")
+    elif $from_experimental; then
+        prefer_experimental # experimental was in apt's sources already
     fi
     # A major this release does not serve (PG_MAJOR=17 on bookworm) is
     # named as such, not left to apt's "Unable to locate package".

@@ -4,7 +4,10 @@
 # this machine's apt sources do not serve (PG_MAJOR=17 on bookworm) is named
 # as such, with what to do, and so is PostgreSQL 19 where Debian's
 # experimental archive cannot serve it (any release but forky and sid); in
-# each case nothing is installed.
+# each case nothing is installed. And on forky and sid, where apt's sources
+# name experimental already (as Debian's instructions for 19 have users do),
+# the script still prefers experimental for PostgreSQL 19's packages, libpq
+# included.
 use strict;
 use warnings;
 use Test::More;
@@ -66,6 +69,36 @@ SKIP:
 	is($status, 1, "PG_MAJOR=19 --sources on $codename: refused");
 	like($output, qr/experimental archive, which is built for forky and sid/, 'the message says why');
 	ok(!-e '/etc/apt/sources.list.d/snowflake-experimental.list', 'no apt source was added');
+}
+
+# Experimental added by the user, not by the script: --sources (as the tour's
+# install does before installing) must still prefer it for postgresql-19's
+# packages, or apt keeps this release's libpq-dev, which
+# postgresql-server-dev-19 refuses. Runs where the machine has no
+# experimental source yet, and leaves none behind.
+my $preferences = '/etc/apt/preferences.d/snowflake-experimental';
+SKIP:
+{
+	skip "experimental serves forky and sid only; this is $codename", 5 unless $codename =~ /^(forky|sid)$/;
+	skip 'changing apt sources needs root', 5 if $> != 0;
+	skip "apt's sources name experimental already", 5
+	  if system(q{grep -rqs '[[:space:]]experimental\b' /etc/apt/sources.list /etc/apt/sources.list.d/}) == 0;
+	skip "$preferences is there already", 5 if -e $preferences;
+	my ($mirror) = qx{apt-get indextargets --format '\$(REPO_URI)' 'Origin: Debian' 'Codename: $codename'} =~ /(\S+)/;
+	my $users = '/etc/apt/sources.list.d/users-experimental.list';
+	open(my $fh, '>', $users) or die "$users: $!";
+	print $fh "deb $mirror experimental main\n";
+	close($fh);
+	system('apt-get update -qq') == 0 or die 'apt-get update failed';
+	($status, $output) = install_deps(19, '--sources');
+	is($status, 0, 'PG_MAJOR=19 --sources with experimental already in the sources: done');
+	ok(!-e '/etc/apt/sources.list.d/snowflake-experimental.list', 'no second source was added');
+	ok(-e $preferences, 'experimental is preferred for postgresql-19');
+	my ($candidate) = qx{apt-cache policy libpq-dev} =~ /Candidate: (\S+)/;
+	like($candidate, qr/^19~/, "so libpq-dev comes from experimental ($candidate)");
+	($status, $output) = install_deps(19, '--sources');
+	unlike($output, qr/Preferring/, 'a second run changes nothing');
+	unlink($users, $preferences);
 }
 
 done_testing();
