@@ -112,6 +112,9 @@ testing=(
     etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
     dpkg-dev                              # test/regress: dpkg-source, which apt-get source unpacks with
     debian-keyring                        # test/regress: the signatures of sources no apt index lists
+    "libclang-rt-$llvm-dev"               # test/fuzz: libFuzzer and the ASan/UBSan runtimes of clang-$llvm
+    python3                               # test/fuzz: the layout arithmetic's reference (arbitrary-precision integers)
+    sqlsmith                              # test/sqlsmith: random queries against a server that preloads snowflake
 )
 
 # The citus test layer builds Citus (a test dependency only, never linked or

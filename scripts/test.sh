@@ -3,12 +3,17 @@
 # installs what is missing, builds and installs the extension, then runs each
 # layer of design.md section 8 and fails if any test fails.
 #
-#   scripts/test.sh                  every layer, in this order: unit sql tap
-#                                    ha regress citus clients upgrade
+#   scripts/test.sh                  every layer, in this order: unit fuzz sql
+#                                    sqlsmith sanitize tap ha regress citus
+#                                    clients upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
-#                                    ASan/UBSan), sql (pg_regress and pgTAP),
+#                                    ASan/UBSan), fuzz (libFuzzer targets of
+#                                    the core under ASan/UBSan, a bounded time
+#                                    each, and the layout arithmetic against
+#                                    Python's integers: test/fuzz/run.sh),
+#                                    sql (pg_regress and pgTAP),
 #                                    tap (cluster-level Perl TAP tests),
 #                                    ha (the high-availability drills: Patroni,
 #                                    network partitions, pgbouncer; run as root),
@@ -55,7 +60,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
+        unit | fuzz | sql | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -72,7 +77,7 @@ for argument in "$@"; do
 done
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit sql tap ha regress citus clients upgrade)
+ALL_LAYERS=(unit fuzz sql tap ha regress citus clients upgrade)
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 skipped=()  # layers that could not run here, with why
 
@@ -99,6 +104,15 @@ run_unit() {
         cmake --build "build/unit-$variant" -j "$(nproc)" >/dev/null
         ctest --test-dir "build/unit-$variant" --output-on-failure --timeout 300
     done
+}
+
+# With the clang PGXS uses (install-deps.sh installs its libFuzzer and
+# sanitizer runtimes, libclang-rt-NN-dev).
+run_fuzz() {
+    section "fuzzing (test/fuzz: libFuzzer under ASan and UBSan; the layout arithmetic against Python)"
+    local clang
+    clang=$(sed -n 's/^CLANG *= *//p' "$(dirname "$("$PG_CONFIG" --pgxs)")/../Makefile.global")
+    CLANG=${clang/clang/clang++} test/fuzz/run.sh
 }
 
 build_extension() {
@@ -275,6 +289,7 @@ for layer in "${ALL_LAYERS[@]}"; do
     [[ " ${layers[*]} " == *" $layer "* ]] || continue
     case $layer in
         unit) run_unit ;;
+        fuzz) run_fuzz ;;
         sql) build_extension; run_sql ;;
         tap) build_extension; run_tap ;;
         ha) build_extension; run_ha ;;

@@ -3,6 +3,10 @@
 // state file of the data directory it was upgraded or copied from, or as a
 // time. Either only ever raises the bound. EXECUTE is revoked from PUBLIC
 // (the first reads a file of the server's).
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
 #include "boundary.hpp"
 #include "durable.hpp"
 #include "state_file.hpp"
@@ -12,6 +16,29 @@
 
 namespace snowflake::pg {
 namespace {
+
+// A path longer than PostgreSQL's (MAXPGPATH) would be cut short, naming
+// another file, and a name in it longer than the file system's (NAME_MAX)
+// cannot be opened: both are refused before any file is opened.
+void check_directory_path(const char* directory) {
+  static constexpr char kStateFile[] = "/pg_snowflake/state";  // state_file.cpp's kStatePath
+  const size_t length = strlen(directory) + strlen(kStateFile);
+  size_t longest = 0;
+  for (const char* name = directory; *name != '\0';) {
+    const size_t name_length = strcspn(name, "/");
+    longest = std::max(longest, name_length);
+    name += name_length + (name[name_length] == '/' ? 1 : 0);
+  }
+  if (length < MAXPGPATH && longest <= NAME_MAX) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("path \"%s%s\" is too long", directory, kStateFile),
+           length >= MAXPGPATH
+               ? errdetail("It has %zu bytes; a path may have at most %d.", length, MAXPGPATH - 1)
+               : errdetail("A name in it has %zu bytes; a file system allows at most %d.", longest,
+                           NAME_MAX),
+           errhint("Name the data directory by a shorter path, such as a symbolic link to it.")));
+}
 
 Datum bound_result(int64_t until) {
   return TimestampTzGetDatum(timestamptz_from_unix_ms(settings.layout.unix_ms(until)));
@@ -28,6 +55,7 @@ using namespace snowflake::pg;
 SNOWFLAKE_FUNCTION(snowflake_restore_bound) {
   require_issuing_server();
   const char* directory = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  check_directory_path(directory);
   const uint64_t id_bound = read_other_state_file(directory);
   PG_RETURN_DATUM(bound_result(adopt_bound(settings.layout.timestamp_bound(id_bound))));
 }
