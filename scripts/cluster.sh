@@ -33,7 +33,10 @@ cluster_start() {
         printf '%s\n' "$@"
     } >>"$dir/data/postgresql.conf"
     CLUSTER_PORT[$name]=$port
-    as_postgres "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null \
+    # CLUSTER_SERVER_ENV: NAME=VALUE words for the server's environment only
+    # (the sanitize layer's UBSAN_OPTIONS).
+    # shellcheck disable=SC2086  # words, split on purpose
+    as_postgres env ${CLUSTER_SERVER_ENV:-} "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null \
         || { cluster_log_tail "$name"; return 1; }
 }
 
