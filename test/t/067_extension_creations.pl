@@ -66,10 +66,10 @@ $newcomer->stop;
 preload($newcomer, 1);
 my $log_offset = -s $newcomer->logfile;
 $newcomer->start;
-ok($newcomer->wait_for_log(qr/no database has the extension: this data directory has issued no IDs/,
+issues_ok($newcomer, 'postgres', 'newcomer, preloaded');
+ok($newcomer->log_contains(qr/no database has the extension: this data directory has issued no IDs/,
 		$log_offset),
 	'newcomer: the check counts the vouched databases as not having issued');
-issues_ok($newcomer, 'postgres', 'newcomer, preloaded');
 issues_ok($newcomer, 'app', 'newcomer, the database of the DO block');
 issues_ok($newcomer, 'app_copy', 'newcomer, the database copied from it');
 my $log = slurp_file($newcomer->logfile, $log_offset);
