@@ -452,13 +452,15 @@ proctype Worker(byte n) {
   /* release() at a clean shutdown: "released" first, then last_id; then the
    * node stops (save_exact_bound) and starts again */
   :: atomic { held[n] && role[n] == PRIMARY && crashes < MAXCRASH -> released[n] = true };
-     atomic { role[n] == PRIMARY && released[n] ->
+     atomic {
+       if :: !(role[n] == PRIMARY && released[n]) -> goto next :: else -> skip fi;  /* a crash came first */
        crashes++;
        rel_ib[n] = TS(last[n]) + 1; rel_tl[n] = tl[n]; rel[n] = true;
        u = TS(last[n]) + 1;
        if :: last[n] > 0 && u < dur[n] -> state_file(n, u) :: else -> skip fi;
        wal_replay[n] = 0;
-       start_node(n) }
+       start_node(n) };
+next: skip
   od
 }
 #endif
