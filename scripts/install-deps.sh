@@ -103,6 +103,7 @@ testing=(
     libfaketime                           # the cluster tests' clock steps
     pgbackrest                            # test/t/064_pgbackrest.pl: backups and point-in-time restores with a real repository
     cmake                                 # cmake and ctest (GoogleTest suite)
+    spin                                  # test/model: the SPIN model checker (pan is compiled with gcc)
     googletest libgtest-dev
     libbenchmark-dev jq                   # test/bench
     clang-format                          # make format-check

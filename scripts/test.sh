@@ -3,9 +3,9 @@
 # installs what is missing, builds and installs the extension, then runs each
 # layer of design.md section 8 and fails if any test fails.
 #
-#   scripts/test.sh                  every layer, in this order: unit fuzz sql
-#                                    sqlsmith sanitize tap ha regress citus
-#                                    clients upgrade
+#   scripts/test.sh                  every layer, in this order: unit model
+#                                    fuzz sql sqlsmith sanitize tap ha regress
+#                                    citus clients upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -41,6 +41,10 @@
 #                                    release that serves it; on 15, the first,
 #                                    skipped, saying so: pg_upgrade within a
 #                                    major is test/t/063 of the tap layer)
+#   scripts/test.sh model            the model layer: the protocol against
+#                                    duplicate IDs checked exhaustively by SPIN
+#                                    (test/model/, doc/model.md), and each of
+#                                    its mutants refuted
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
 #                                    Python, Java, Ruby, Go and Node against a
 #                                    server, running doc/clients.md's recipes
@@ -68,7 +72,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
+        unit | model | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -85,7 +89,7 @@ for argument in "$@"; do
 done
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit fuzz sql sqlsmith sanitize tap ha regress citus clients upgrade)
+ALL_LAYERS=(unit model fuzz sql sqlsmith sanitize tap ha regress citus clients upgrade)
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 skipped=()  # layers that could not run here, with why
 
@@ -338,6 +342,11 @@ run_upgrade() {
     return $status
 }
 
+run_model() {
+    section "model (test/model: SPIN, exhaustive, and its mutants)"
+    test/model/run.sh
+}
+
 run_clients() {
     section "clients (test/clients: drivers and ORMs, doc/clients.md's recipes)"
     test/clients/run.sh "${clients[@]}"
@@ -347,6 +356,7 @@ for layer in "${ALL_LAYERS[@]}"; do
     [[ " ${layers[*]} " == *" $layer "* ]] || continue
     case $layer in
         unit) run_unit ;;
+        model) run_model ;;
         fuzz) run_fuzz ;;
         sql) build_extension; run_sql ;;
         sanitize) build_extension; run_sanitize ;;
