@@ -135,8 +135,8 @@ packaging=(
 
 # The clients layer (scripts/test.sh clients, test/clients/, doc/clients.md):
 # the drivers and ORMs applications use, each from Debian, as a user of that
-# release gets them. Only that layer installs these (a JDK, Ruby, Go and
-# Node are large); its npm packages come from test/clients/node/package-lock.json.
+# release gets them. Only that layer installs these (a JDK, Ruby, Go, Node
+# and PHP are large); its npm packages come from test/clients/node/package-lock.json.
 clients=(
     iproute2                                # ip: the loopback of the layer's network namespace
     python3 python3-psycopg python3-psycopg2
@@ -146,6 +146,9 @@ clients=(
     ruby ruby-activerecord ruby-pg ruby-minitest
     golang-go "${pgx[@]}"                   # pgx: v4 on bookworm, v5 where Debian has it
     nodejs npm
+    php-cli php-pgsql                       # PHP and PDO's pgsql driver
+    php-illuminate-database                 # Laravel's Eloquent and schema builder, without the framework
+    php-doctrine-dbal php-doctrine-orm
 )
 
 packages=("${runtime[@]}")

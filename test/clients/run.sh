@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 CLIENTS=(snippets psycopg psycopg2 sqlalchemy django pgjdbc hibernate activerecord
-    node-postgres knex sequelize typeorm drizzle pgx json)
+    node-postgres knex sequelize typeorm drizzle pgx pdo laravel doctrine json)
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh
@@ -117,6 +117,7 @@ client_command() {
         hibernate) echo "java_run $HIBERNATE_CLASSPATH HibernateClient" ;;
         activerecord) echo "$limit ruby test/clients/ruby/activerecord_test.rb" ;;
         pgx) echo "pgx_run" ;;
+        pdo | laravel | doctrine) echo "$limit php test/clients/php/$1_test.php" ;;
         node-postgres | knex | sequelize | typeorm | drizzle | json) echo "$limit node --test test/clients/node/$1.test.js" ;;
         *) return 1 ;;
     esac
@@ -173,7 +174,8 @@ done
 printf '\n=== versions ===\n'
 { dpkg-query -W -f='${db:Status-Abbrev}${Package} ${Version}\n' python3 python3-psycopg python3-psycopg2 \
     python3-sqlalchemy python3-django default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ruby \
-    ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs 2>/dev/null || true; } |
+    ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs php-cli php-illuminate-database \
+    php-doctrine-dbal php-doctrine-orm 2>/dev/null || true; } |
     sed -n 's/^ii *//p' | paste -sd ',' | sed 's/,/, /g'
 for package in pg knex sequelize typeorm drizzle-orm; do
     printf '%s %s\n' "$package" "$(node -p "require('./test/clients/node/node_modules/$package/package.json').version")"
