@@ -149,6 +149,8 @@ clients=(
     php-cli php-pgsql                       # PHP and PDO's pgsql driver
     php-illuminate-database                 # Laravel's Eloquent and schema builder, without the framework
     php-doctrine-dbal php-doctrine-orm
+    libdbd-pg-perl                          # Perl's DBI driver
+    libpqxx-dev                             # C++ (g++ is in the runtime set)
 )
 
 packages=("${runtime[@]}")
