@@ -15,6 +15,9 @@
 #                                      Debian packages needs (scripts/package.sh)
 #   scripts/install-deps.sh --clients  what the tour needs and the clients layer's
 #                                      languages, drivers and ORMs (test/clients/)
+#   scripts/install-deps.sh --monitoring
+#                                      what the tour needs and the monitoring
+#                                      layer's exporter and promtool
 #   scripts/install-deps.sh --sources  nothing: only makes apt's sources serve
 #                                      postgresql-NN (adding experimental for 19),
 #                                      as a machine that installs a package built
@@ -153,11 +156,21 @@ clients=(
     libpqxx-dev                             # C++ (g++ is in the runtime set)
 )
 
+# The monitoring layer (scripts/test.sh monitoring, test/monitoring/): the
+# exporter contrib/monitoring/queries.yaml is written for, and promtool (in
+# Debian's prometheus package) for the alert rules.
+monitoring=(
+    iproute2                                # ip: the loopback of the layer's network namespace
+    prometheus-postgres-exporter
+    prometheus                              # promtool
+)
+
 packages=("${runtime[@]}")
 case ${1:-} in
     --runtime | --sources) ;;
     --packaging) packages+=("${packaging[@]}") ;;
     --clients) packages+=("${clients[@]}") ;;
+    --monitoring) packages+=("${monitoring[@]}") ;;
     *)
         packages+=("${testing[@]}")
         if [ "$PG_MAJOR" -ge 16 ] && [ "$PG_MAJOR" -le 18 ]; then packages+=("${citus_build[@]}"); fi

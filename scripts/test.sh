@@ -4,7 +4,7 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer, in this order: unit sql tap
-#                                    ha regress citus clients upgrade
+#                                    ha regress citus clients monitoring upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -34,6 +34,12 @@
 #                                    (test/clients/; it installs a JDK, Ruby,
 #                                    Go and Node.js)
 #   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
+#   scripts/test.sh monitoring       the monitoring layer: Debian's
+#                                    prometheus-postgres-exporter with
+#                                    contrib/monitoring/queries.yaml against a
+#                                    server, its metrics checked against the
+#                                    views; promtool on the alert rules
+#                                    (test/monitoring/run.sh)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
 #   scripts/test.sh citus test/citus/NNN.pl
@@ -55,7 +61,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | sql | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
+        unit | sql | tap | ha | regress | citus | upgrade | clients | monitoring) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -72,15 +78,16 @@ for argument in "$@"; do
 done
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit sql tap ha regress citus clients upgrade)
+ALL_LAYERS=(unit sql tap ha regress citus clients monitoring upgrade)
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
-# The clients layer alone needs only its own packages (and the server's).
-[ "${layers[*]}" = clients ] || scripts/install-deps.sh
+# The clients and monitoring layers alone need only their own packages (and the server's).
+[ "${layers[*]}" = clients ] || [ "${layers[*]}" = monitoring ] || scripts/install-deps.sh
 [[ " ${layers[*]} " != *" clients "* ]] || scripts/install-deps.sh --clients
+[[ " ${layers[*]} " != *" monitoring "* ]] || scripts/install-deps.sh --monitoring
 export PATH="$PG_BIN:$PATH"
 
 section() { printf '\n=== %s ===\n' "$*"; }
@@ -269,6 +276,11 @@ run_clients() {
     test/clients/run.sh "${clients[@]}"
 }
 
+run_monitoring() {
+    section "monitoring (test/monitoring: the exporter's queries, the alert rules)"
+    test/monitoring/run.sh
+}
+
 for layer in "${ALL_LAYERS[@]}"; do
     [[ " ${layers[*]} " == *" $layer "* ]] || continue
     case $layer in
@@ -280,6 +292,7 @@ for layer in "${ALL_LAYERS[@]}"; do
         citus) build_extension; run_citus ;;
         upgrade) build_extension; run_upgrade ;;
         clients) build_extension; run_clients ;;
+        monitoring) build_extension; run_monitoring ;;
     esac
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"
