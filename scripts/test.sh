@@ -29,10 +29,11 @@
 #                                    skipped, saying so: pg_upgrade within a
 #                                    major is test/t/063 of the tap layer)
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
-#                                    Python, Java, Ruby, Go and Node against a
-#                                    server, running doc/clients.md's recipes
-#                                    (test/clients/; it installs a JDK, Ruby,
-#                                    Go and Node.js)
+#                                    Python, Java, Ruby, Go, Node, PHP, Perl
+#                                    and C++ against a server, running
+#                                    doc/clients.md's recipes (test/clients/;
+#                                    it installs a JDK, Ruby, Go, Node.js and
+#                                    PHP)
 #   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
 #   scripts/test.sh monitoring       the monitoring layer: Debian's
 #                                    prometheus-postgres-exporter with
