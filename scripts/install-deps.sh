@@ -15,6 +15,9 @@
 #                                      Debian packages needs (scripts/package.sh)
 #   scripts/install-deps.sh --clients  what the tour needs and the clients layer's
 #                                      languages, drivers and ORMs (test/clients/)
+#   scripts/install-deps.sh --monitoring
+#                                      what the tour needs and the monitoring
+#                                      layer's exporter and promtool
 #   scripts/install-deps.sh --sources  nothing: only makes apt's sources serve
 #                                      postgresql-NN (adding experimental for 19),
 #                                      as a machine that installs a package built
@@ -139,8 +142,8 @@ packaging=(
 
 # The clients layer (scripts/test.sh clients, test/clients/, doc/clients.md):
 # the drivers and ORMs applications use, each from Debian, as a user of that
-# release gets them. Only that layer installs these (a JDK, Ruby, Go and
-# Node are large); its npm packages come from test/clients/node/package-lock.json.
+# release gets them. Only that layer installs these (a JDK, Ruby, Go, Node
+# and PHP are large); its npm packages come from test/clients/node/package-lock.json.
 clients=(
     iproute2                                # ip: the loopback of the layer's network namespace
     python3 python3-psycopg python3-psycopg2
@@ -150,6 +153,20 @@ clients=(
     ruby ruby-activerecord ruby-pg ruby-minitest
     golang-go "${pgx[@]}"                   # pgx: v4 on bookworm, v5 where Debian has it
     nodejs npm
+    php-cli php-pgsql                       # PHP and PDO's pgsql driver
+    php-illuminate-database                 # Laravel's Eloquent and schema builder, without the framework
+    php-doctrine-dbal php-doctrine-orm
+    libdbd-pg-perl                          # Perl's DBI driver
+    libpqxx-dev                             # C++ (g++ is in the runtime set)
+)
+
+# The monitoring layer (scripts/test.sh monitoring, test/monitoring/): the
+# exporter contrib/monitoring/queries.yaml is written for, and promtool (in
+# Debian's prometheus package) for the alert rules.
+monitoring=(
+    iproute2                                # ip: the loopback of the layer's network namespace
+    prometheus-postgres-exporter
+    prometheus                              # promtool
 )
 
 packages=("${runtime[@]}")
@@ -157,6 +174,7 @@ case ${1:-} in
     --runtime | --sources) ;;
     --packaging) packages+=("${packaging[@]}") ;;
     --clients) packages+=("${clients[@]}") ;;
+    --monitoring) packages+=("${monitoring[@]}") ;;
     *)
         packages+=("${testing[@]}")
         if [ "$PG_MAJOR" -ge 16 ] && [ "$PG_MAJOR" -le 18 ]; then packages+=("${citus_build[@]}"); fi

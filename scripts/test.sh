@@ -5,7 +5,7 @@
 #
 #   scripts/test.sh                  every layer, in this order: unit model
 #                                    fuzz sql sqlsmith sanitize tap ha regress
-#                                    citus clients upgrade
+#                                    citus clients monitoring upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -46,11 +46,18 @@
 #                                    (test/model/, doc/model.md), and each of
 #                                    its mutants refuted
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
-#                                    Python, Java, Ruby, Go and Node against a
-#                                    server, running doc/clients.md's recipes
-#                                    (test/clients/; it installs a JDK, Ruby,
-#                                    Go and Node.js)
+#                                    Python, Java, Ruby, Go, Node, PHP, Perl
+#                                    and C++ against a server, running
+#                                    doc/clients.md's recipes (test/clients/;
+#                                    it installs a JDK, Ruby, Go, Node.js and
+#                                    PHP)
 #   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
+#   scripts/test.sh monitoring       the monitoring layer: Debian's
+#                                    prometheus-postgres-exporter with
+#                                    contrib/monitoring/queries.yaml against a
+#                                    server, its metrics checked against the
+#                                    views; promtool on the alert rules
+#                                    (test/monitoring/run.sh)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
 #   scripts/test.sh citus test/citus/NNN.pl
@@ -72,7 +79,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | model | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients) layers+=("$argument") ;;
+        unit | model | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients | monitoring) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -89,15 +96,16 @@ for argument in "$@"; do
 done
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit model fuzz sql sqlsmith sanitize tap ha regress citus clients upgrade)
+ALL_LAYERS=(unit model fuzz sql sqlsmith sanitize tap ha regress citus clients monitoring upgrade)
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
-# The clients layer alone needs only its own packages (and the server's).
-[ "${layers[*]}" = clients ] || scripts/install-deps.sh
+# The clients and monitoring layers alone need only their own packages (and the server's).
+[ "${layers[*]}" = clients ] || [ "${layers[*]}" = monitoring ] || scripts/install-deps.sh
 [[ " ${layers[*]} " != *" clients "* ]] || scripts/install-deps.sh --clients
+[[ " ${layers[*]} " != *" monitoring "* ]] || scripts/install-deps.sh --monitoring
 export PATH="$PG_BIN:$PATH"
 
 section() { printf '\n=== %s ===\n' "$*"; }
@@ -352,6 +360,11 @@ run_clients() {
     test/clients/run.sh "${clients[@]}"
 }
 
+run_monitoring() {
+    section "monitoring (test/monitoring: the exporter's queries, the alert rules)"
+    test/monitoring/run.sh
+}
+
 for layer in "${ALL_LAYERS[@]}"; do
     [[ " ${layers[*]} " == *" $layer "* ]] || continue
     case $layer in
@@ -367,6 +380,7 @@ for layer in "${ALL_LAYERS[@]}"; do
         citus) build_extension; run_citus ;;
         upgrade) build_extension; run_upgrade ;;
         clients) build_extension; run_clients ;;
+        monitoring) build_extension; run_monitoring ;;
     esac
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"

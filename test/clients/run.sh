@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 CLIENTS=(snippets psycopg psycopg2 sqlalchemy django pgjdbc hibernate activerecord
-    node-postgres knex sequelize typeorm drizzle pgx json)
+    node-postgres knex sequelize typeorm drizzle pgx pdo laravel doctrine dbd-pg libpqxx json)
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh
@@ -98,6 +98,12 @@ pgx_run() {
     build/clients/pgx.test -test.count=1 -test.v -test.timeout=5m
 }
 
+# The libpqxx test: compiled (C++20, as libpqxx 8 needs) and run.
+libpqxx_run() {
+    g++ -std=c++20 -o "build/clients/libpqxx_test-$PG_MAJOR" test/clients/cpp/libpqxx_test.cpp -lpqxx -lpq &&
+        timeout --kill-after=10 300 "build/clients/libpqxx_test-$PG_MAJOR"
+}
+
 # An empty database with the extension.
 fresh_database() {
     cluster_psql clients -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"
@@ -117,6 +123,9 @@ client_command() {
         hibernate) echo "java_run $HIBERNATE_CLASSPATH HibernateClient" ;;
         activerecord) echo "$limit ruby test/clients/ruby/activerecord_test.rb" ;;
         pgx) echo "pgx_run" ;;
+        pdo | laravel | doctrine) echo "$limit php test/clients/php/$1_test.php" ;;
+        dbd-pg) echo "$limit perl test/clients/perl/dbd_pg.t" ;;
+        libpqxx) echo "libpqxx_run" ;;
         node-postgres | knex | sequelize | typeorm | drizzle | json) echo "$limit node --test test/clients/node/$1.test.js" ;;
         *) return 1 ;;
     esac
@@ -173,7 +182,8 @@ done
 printf '\n=== versions ===\n'
 { dpkg-query -W -f='${db:Status-Abbrev}${Package} ${Version}\n' python3 python3-psycopg python3-psycopg2 \
     python3-sqlalchemy python3-django default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ruby \
-    ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs 2>/dev/null || true; } |
+    ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs php-cli php-illuminate-database \
+    php-doctrine-dbal php-doctrine-orm libdbd-pg-perl libpqxx-dev 2>/dev/null || true; } |
     sed -n 's/^ii *//p' | paste -sd ',' | sed 's/,/, /g'
 for package in pg knex sequelize typeorm drizzle-orm; do
     printf '%s %s\n' "$package" "$(node -p "require('./test/clients/node/node_modules/$package/package.json').version")"

@@ -38,6 +38,13 @@ install_deb() {
     dpkg-query -W -f='${Conffiles}\n' "postgresql-$major-snowflake" | grep -q " $hook " \
         || { echo "$hook is not a conffile of the package" >&2; exit 1; }
     echo "pg_upgradecluster hook: $hook (a conffile)"
+    # The monitoring configuration (doc/monitoring.md), as examples.
+    local examples=/usr/share/doc/postgresql-$major-snowflake/examples
+    for file in queries.yaml alerts.yaml; do
+        cmp "$examples/$file" "contrib/monitoring/$file" \
+            || { echo "the package installed no $examples/$file, or another one" >&2; exit 1; }
+    done
+    echo "monitoring examples: $examples/queries.yaml, alerts.yaml"
 }
 
 install_pgxn() {
