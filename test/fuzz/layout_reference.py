@@ -35,7 +35,7 @@ def check(widths, unit, epoch):
     """Layout::check, in its order: the first fault is the one reported."""
     time, datacenter, worker, sequence = (widths["time"], widths["datacenter"],
                                           widths["worker"], widths["sequence"])
-    if not 1 <= time <= 63:
+    if not 1 <= time <= 62:
         return 2
     if not 0 <= datacenter <= 30:
         return 3
@@ -49,7 +49,7 @@ def check(widths, unit, epoch):
         return 6
     if epoch < 0:
         return 7
-    if time >= 63 or epoch + 2**time * unit > INT64_MAX:
+    if epoch + 2**time * unit > INT64_MAX:
         return 8
     return 0
 
