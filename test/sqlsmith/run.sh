@@ -64,12 +64,15 @@ calls_with_layout() {
     python3 test/sqlsmith/random_calls.py --calls "$RANDOM_CALLS" --seed "$seed" --label "$label" || status=1
 }
 calls_with_layout "server layout default (twitter):"
-# Each preset with the identity it holds: 1 in each node field it has.
+# Each preset with the identity it holds: 1 in each node field it has, and
+# unset (-1) a field it lacks, which the server refuses to have set.
 mapfile -t presets < <(cluster_psql smith -At -d smith -c "
     SELECT name, (specification ~ 'datacenter:')::int, (specification ~ 'worker:')::int
       FROM snowflake_layouts()")
 for line in "${presets[@]}"; do
     IFS='|' read -r preset datacenter_id worker_id <<<"$line"
+    [ "$datacenter_id" = 1 ] || datacenter_id=-1
+    [ "$worker_id" = 1 ] || worker_id=-1
     # In an included file, read at the restart: a running server checks an
     # identity against its current layout, and would refuse it. A preset
     # whose time has run out (baidu's, in 2024) gets a recent epoch.
