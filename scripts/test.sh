@@ -242,6 +242,7 @@ run_sanitize() {
     reports=$(mktemp -d /tmp/snowflake-sanitize.XXXXXX)
     chmod 1777 "$reports"
     local options="log_path=$reports/report:print_stacktrace=1"
+    # shellcheck disable=SC2034  # read by scripts/cluster.sh's cluster_start
     CLUSTER_SERVER_ENV="UBSAN_OPTIONS=$options"
     echo "sanitize: reports go to $reports"
 
