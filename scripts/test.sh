@@ -366,8 +366,12 @@ run_monitoring() {
     test/monitoring/run.sh
 }
 
+# Each layer's time, printed as it ends and again at the end: what CI's time
+# budget is made of (.ci/run).
+timings=()
 for layer in "${ALL_LAYERS[@]}"; do
     [[ " ${layers[*]} " == *" $layer "* ]] || continue
+    started=$SECONDS
     case $layer in
         unit) run_unit ;;
         model) run_model ;;
@@ -383,6 +387,9 @@ for layer in "${ALL_LAYERS[@]}"; do
         clients) build_extension; run_clients ;;
         monitoring) build_extension; run_monitoring ;;
     esac
+    timings+=("$layer $((SECONDS - started)) s")
+    echo "--- layer $layer passed in $((SECONDS - started)) s"
 done
 section "all tests passed (PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2))"
+printf 'time per layer:'; printf ' %s;' "${timings[@]}"; echo
 for layer in "${skipped[@]}"; do echo "SKIPPED: $layer"; done
