@@ -194,6 +194,7 @@ prove_as_postgres() {
     # psql's complaint about that on stderr fails poll_query_until on 15.
     (cd "$work" && runuser -u postgres -- env PATH="$PATH" PG_REGRESS="$pgxs/test/regress/pg_regress" \
         TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
+        SNOWFLAKE_EXTENSION_DIR="${SNOWFLAKE_EXTENSION_DIR:-}" \
         prove -j "${PROVE_JOBS:-1}" -I "$pgxs/test/perl" -I "$work/test/perl" --timer "${tests[@]}") || status=$?
     if [ $status -ne 0 ]; then
         echo "--- logs kept in $work/tmp_check/log ---"
@@ -207,6 +208,12 @@ run_tap() {
     section "cluster tests (PostgreSQL::Test::Cluster)"
     # A test-only extension that requires snowflake (test/t/067: CASCADE).
     install -m 644 test/extension/snowflake_requirer* "$("$PG_CONFIG" --sharedir)/extension/"
+    # test/t/073: snowflake installed into a directory of its own, as README
+    # ("Into a directory of its own") says, for extension_control_path.
+    local extension_dir
+    extension_dir=$(mktemp -d /tmp/snowflake-extension.XXXXXX)
+    make -s install datadir="$extension_dir/share" pkglibdir="$extension_dir/lib" >/dev/null
+    chmod -R a+rX "$extension_dir"
     local tests=("${tap_tests[@]}")
     [ ${#tap_tests[@]} -gt 0 ] || tests=(test/t/*.pl)
     # One test per CPU at a time: each spends most of its time waiting (for
@@ -214,7 +221,11 @@ run_tap() {
     # its own data directories, sockets and ports (PostgreSQL::Test::Cluster
     # hands out ports under a lock), as PostgreSQL's own TAP suites, which
     # meson runs side by side.
-    PROVE_JOBS=$(nproc) prove_as_postgres "${tests[@]}"
+    SNOWFLAKE_EXTENSION_DIR=$extension_dir PROVE_JOBS=$(nproc) prove_as_postgres "${tests[@]}" || {
+        rm -rf "$extension_dir"
+        return 1
+    }
+    rm -rf "$extension_dir"
 }
 
 # snowflake.so built with UBSan (a copy of the tree in build/sanitize, the

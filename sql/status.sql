@@ -30,6 +30,21 @@ SELECT ids_issued AS before FROM snowflake_backend_status WHERE pid = pg_backend
 SELECT count(*) FROM snowflake_generate(5000);
 SELECT ids_issued - :before AS issued_since FROM snowflake_backend_status WHERE pid = pg_backend_pid();
 
+-- A call that finds the durable bound behind the clock waits for a new one to
+-- be written (WAL, the state file): counted, with its time. After more than
+-- the bound's interval (1 s) without IDs, the next call is such a call; the
+-- node's figures cover the backend's.
+SELECT durable_waits AS waits_before FROM snowflake_backend_status WHERE pid = pg_backend_pid() \gset
+SELECT pg_sleep(1.5);
+SELECT snowflake_nextval() > 0 AS issued;
+SELECT durable_waits - :waits_before AS waited, durable_wait_ms >= 0 AS timed
+  FROM snowflake_backend_status WHERE pid = pg_backend_pid();
+SELECT n.durable_waits >= b.durable_waits AS node_covers_backend_waits,
+       n.durable_wait_ms >= b.durable_wait_ms AS node_covers_backend_time
+  FROM snowflake_status n,
+       (SELECT sum(durable_waits) AS durable_waits, sum(durable_wait_ms) AS durable_wait_ms
+          FROM snowflake_backend_status) b;
+
 -- Readable by pg_monitor and by anyone granted the view; nobody else.
 CREATE ROLE regress_snowflake_stranger;
 CREATE ROLE regress_snowflake_monitor IN ROLE pg_monitor;

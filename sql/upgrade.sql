@@ -1,6 +1,6 @@
 -- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
 -- 1.2, then to the default version; 1.1 installed as such updates to 1.2
--- too, 1.2 to 1.3, 1.3 to 1.4 and 1.4 to 1.5.
+-- too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5 and 1.5 to 1.6.
 -- Quietly: an earlier test may have created it, or not (the order of tests).
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowflake CASCADE;
@@ -100,7 +100,7 @@ SELECT count(*) AS columns_under_1_4 FROM pg_attribute
  WHERE attrelid = 'snowflake_status'::regclass AND attnum > 0;
 SELECT ids_issued >= 0 AS reads_under_1_4 FROM snowflake_status;
 SELECT layout FROM snowflake_node_identity();
-ALTER EXTENSION snowflake UPDATE;
+ALTER EXTENSION snowflake UPDATE TO '1.5';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT attname FROM pg_attribute
  WHERE attrelid = 'snowflake_status'::regclass AND attnum > 15 ORDER BY attnum;
@@ -110,3 +110,32 @@ SELECT has_table_privilege('pg_monitor', 'snowflake_status', 'SELECT') AS monito
        has_table_privilege('public', 'snowflake_status', 'SELECT') AS public_reads,
        obj_description('snowflake_status'::regclass, 'pg_class') IS NOT NULL AS view_commented,
        obj_description('snowflake_status()'::regprocedure, 'pg_proc') IS NOT NULL AS function_commented;
+
+-- 1.5 to 1.6 directly: snowflake_status and snowflake_backend_status gain
+-- their last columns, durable_waits and durable_wait_ms (the views and their
+-- functions are made again, read by pg_monitor, not by PUBLIC). Before the
+-- update the library serves 1.5's columns.
+SELECT count(*) AS status_columns_under_1_5 FROM pg_attribute
+ WHERE attrelid = 'snowflake_status'::regclass AND attnum > 0;
+SELECT count(*) AS backend_columns_under_1_5 FROM pg_attribute
+ WHERE attrelid = 'snowflake_backend_status'::regclass AND attnum > 0;
+SELECT snowflake_nextval() > 0 AS issued;
+SELECT layout IS NOT NULL AS reads_under_1_5 FROM snowflake_status;
+SELECT ids_issued >= 1 AS backend_reads_under_1_5
+  FROM snowflake_backend_status WHERE pid = pg_backend_pid();
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT attname FROM pg_attribute
+ WHERE attrelid = 'snowflake_status'::regclass AND attnum > 16 ORDER BY attnum;
+SELECT attname FROM pg_attribute
+ WHERE attrelid = 'snowflake_backend_status'::regclass AND attnum > 6 ORDER BY attnum;
+-- The server's first ID waited for its first bound.
+SELECT durable_waits >= 1 AS counted, durable_wait_ms >= 0 AS timed FROM snowflake_status;
+SELECT durable_waits >= 0 AS backend_counted FROM snowflake_backend_status
+ WHERE pid = pg_backend_pid();
+SELECT v AS view,
+       has_table_privilege('pg_monitor', v, 'SELECT') AS monitor_reads,
+       has_table_privilege('public', v, 'SELECT') AS public_reads,
+       obj_description(v::regclass, 'pg_class') IS NOT NULL AS view_commented,
+       obj_description((v || '()')::regprocedure, 'pg_proc') IS NOT NULL AS function_commented
+  FROM unnest(ARRAY['snowflake_status', 'snowflake_backend_status']) v;

@@ -15,12 +15,20 @@ enum Counter : int {
   kClockErrors,         // calls that failed because the clock was too far behind
   kClockSteps,          // backward clock steps this backend saw
   kLargestClockStepMs,  // the largest of them
+  kDurableWaits,        // waits for a new durable bound (make_durable's, durable.cpp)
+  kDurableWaitUs,       // the time they took, in microseconds (shown in ms)
   kCounterCount
 };
 
 struct Counters {
   int64_t value[kCounterCount] = {};
 };
+
+// A counter as its status column shows it: kDurableWaitUs in whole ms of the
+// total (so that short waits add up), every other one as it is.
+inline int64_t counter_column(int counter, int64_t value) {
+  return counter == kDurableWaitUs ? value / 1000 : value;
+}
 
 // This backend's counters (also published to its shared-memory slot).
 void count(Counter counter, int64_t amount = 1);

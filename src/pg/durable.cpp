@@ -35,8 +35,10 @@
 
 #include <algorithm>
 
+#include "../core/clock.hpp"
 #include "bound_wal.hpp"
 #include "compat.hpp"
+#include "counters.hpp"
 #include "node.hpp"
 #include "node_memory.hpp"
 #include "postgres.hpp"
@@ -75,8 +77,9 @@ bool synchronous_standbys_have(XLogRecPtr lsn) {
 // raised for the wait in a GUC nest level of its own (as a function's SET
 // clause does; allowed in parallel workers too), with interrupts held, as its
 // contract asks. A cancel or statement_timeout ends its wait with a WARNING
-// and returns; then the bound is not confirmed, and this call fails.
-void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
+// and returns; then the bound is not confirmed, and this call fails (its time
+// counted first, from `started_us`, if a backend's wait is being counted).
+void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until, int64_t started_us = -1) {
   if (synchronous_standbys_have(lsn)) return;
   const int nest_level = NewGUCNestLevel();
   (void)set_config_option("synchronous_commit", "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
@@ -87,6 +90,7 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until) {
   AtEOXact_GUC(true, nest_level);
   CHECK_FOR_INTERRUPTS();  // a terminated backend exits here
   if (synchronous_standbys_have(lsn)) return;
+  if (started_us >= 0) count(kDurableWaitUs, monotonic_us() - started_us);
   ereport(ERROR,
           (errcode(ERRCODE_QUERY_CANCELED),
            errmsg("canceled the wait for synchronous standbys to confirm a new snowflake ID bound"),
@@ -150,8 +154,13 @@ int64_t adopt_bound(int64_t until) {
   return until;
 }
 
+// A backend that waits here is counted (snowflake_status.durable_waits), with
+// the time until the bound is published or the standbys' wait fails
+// (durable_wait_ms); the early raise, which never waits, is not.
 void make_durable(int64_t timestamp, bool wait) {
   Generator* generator = node_generator();
+  const int64_t started_us = wait ? monotonic_us() : -1;
+  if (wait) count(kDurableWaits);
   if (unlikely(bound_state() != BoundState::kKnown)) {
     if (!wait) return;
     require_known_bound();
@@ -171,11 +180,12 @@ void make_durable(int64_t timestamp, bool wait) {
   // An early raise (the caller already holds its IDs) does not wait: a later
   // call publishes the bound once the standbys have it.
   if (wait) {
-    wait_for_synchronous_standbys(lsn, until);
+    wait_for_synchronous_standbys(lsn, until, started_us);
   } else if (!synchronous_standbys_have(lsn)) {
     return;
   }
   generator->publish_durable(until);
+  if (wait) count(kDurableWaitUs, monotonic_us() - started_us);
 }
 
 }  // namespace snowflake::pg

@@ -70,8 +70,9 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_status: return type must be a row type");
-  // 17 columns from 1.5 (layout); 16 before ALTER EXTENSION UPDATE.
-  bool nulls[17] = {};
+  // 19 columns from 1.6 (the durable-bound waits), 17 in 1.5 (layout), 16
+  // before: the columns of an older version's definition are the first ones.
+  bool nulls[19] = {};
   // A field the layout does not have is 0 once the node has its identity.
   const bool identified = settings.node >= 0;
   const int datacenter_id =
@@ -79,7 +80,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   const int worker_id = layout.worker_bits() == 0 && identified ? 0 : settings.worker_id;
   char layout_text[snowflake::kLayoutTextSize];
   snowflake::describe_layout(layout.parts(), layout_text, sizeof(layout_text));
-  Datum values[17] = {
+  Datum values[19] = {
       nullable_int(datacenter_id, &nulls[0]),
       nullable_int(worker_id, &nulls[1]),
       TimestampTzGetDatum(id_time(0)),
@@ -97,8 +98,10 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
       Int64GetDatum(state.largest_clock_step_ms.load()),
       TimestampTzGetDatum(id_time(state.durable_until.load())),
       CStringGetTextDatum(layout_text),
+      Int64GetDatum(counters.value[kDurableWaits]),
+      Int64GetDatum(counter_column(kDurableWaitUs, counters.value[kDurableWaitUs])),
   };
-  if (descriptor->natts > 17) elog(ERROR, "snowflake_status: unexpected row type");
+  if (descriptor->natts > 19) elog(ERROR, "snowflake_status: unexpected row type");
   nulls[7] = state.last_id.load() == 0;
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
 }
@@ -112,7 +115,8 @@ SNOWFLAKE_FUNCTION(snowflake_backend_status) {
         auto* info = static_cast<ReturnSetInfo*>(context);
         Datum values[kCounterCount + 1] = {Int32GetDatum(pid)};
         bool nulls[kCounterCount + 1] = {};
-        for (int i = 0; i < kCounterCount; i++) values[i + 1] = Int64GetDatum(counters.value[i]);
+        for (int i = 0; i < kCounterCount; i++)
+          values[i + 1] = Int64GetDatum(counter_column(i, counters.value[i]));
         tuplestore_putvalues(info->setResult, info->setDesc, values, nulls);
       },
       fcinfo->resultinfo);

@@ -10,7 +10,8 @@
 # setting for its own commits, but a bound serves every backend. Ending the
 # wait (pg_cancel_backend, statement_timeout) fails the call with SQLSTATE
 # 57014 and publishes nothing: the node's durable bound stays where it was
-# and no ID comes back. Once the standby is back, IDs flow without waiting,
+# and no ID comes back; snowflake_status counts those waits and their time.
+# Once the standby is back, IDs flow without waiting,
 # and after a failover to it, the promoted standby issues above every ID the
 # old primary returned.
 use strict;
@@ -89,6 +90,15 @@ cmp_ok(time - $start, '<', 20, 'statement_timeout: ended in time');
 
 is($primary->safe_psql('postgres', 'SELECT durable_until FROM snowflake_status'),
 	$bound_before, 'no bound was published while the standby was down');
+
+# Each of those calls waited for the durable bound, and snowflake_status
+# counts the waits and their time, those that failed too: the one ended by
+# statement_timeout alone waited about a second (a little less: the timeout
+# counts from the statement's start).
+my ($waits, $wait_ms) = split /\|/,
+  $primary->safe_psql('postgres', 'SELECT durable_waits, durable_wait_ms FROM snowflake_status');
+cmp_ok($waits, '>=', 4, 'snowflake_status.durable_waits counts the four failed waits');
+cmp_ok($wait_ms, '>=', 900, 'snowflake_status.durable_wait_ms counts their time');
 
 # The standby comes back: the waiting ends, IDs flow, all above the old ones.
 SnowflakeTest::start_node($standby);

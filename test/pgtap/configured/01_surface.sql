@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(188);
+SELECT plan(189);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -65,7 +65,10 @@ SELECT has_view('snowflake_backend_status');
 SELECT columns_are('snowflake_status', ARRAY['datacenter_id', 'worker_id', 'epoch', 'timestamp_bits',
     'datacenter_bits', 'worker_bits', 'sequence_bits', 'last_issued_at', 'lead_ms', 'ids_issued',
     'sequence_waits', 'clock_waits', 'clock_errors', 'clock_steps', 'largest_clock_step_ms',
-    'durable_until', 'layout']);
+    'durable_until', 'layout', 'durable_waits', 'durable_wait_ms']);
+SELECT columns_are('snowflake_backend_status', ARRAY['pid', 'ids_issued', 'sequence_waits',
+    'clock_waits', 'clock_errors', 'clock_steps', 'largest_clock_step_ms', 'durable_waits',
+    'durable_wait_ms']);
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_status', 'SELECT'), 'pg_monitor can read snowflake_status');
 SELECT ok(has_table_privilege('pg_monitor', 'snowflake_backend_status', 'SELECT'), 'pg_monitor can read snowflake_backend_status');
 SELECT ok(NOT has_table_privilege('public', 'snowflake_status', 'SELECT'), 'PUBLIC cannot read snowflake_status');
