@@ -202,6 +202,8 @@ prove_as_postgres() {
         tail -n 40 "$work"/tmp_check/log/regress_log_* 2>/dev/null | tail -n 200 || true
         return $status
     fi
+    # PROVE_LOGS_TO: a folder to keep the servers' logs in (the sanitize layer reads them).
+    [ -z "${PROVE_LOGS_TO:-}" ] || cp -r "$work/tmp_check/log" "$PROVE_LOGS_TO/$(basename "$work")"
     rm -rf "$work"
 }
 
@@ -251,8 +253,11 @@ run_sanitize() {
     cp -r Makefile snowflake.control src sql "$build/"
     cp test/sanitize/sanitize_fault.cpp "$build/src/pg/"  # this build's only
     make -s -C "$build" clean
+    # -fno-wrapv: overflow of signed integers is undefined in C++, as UBSan
+    # judges it (PostgreSQL's -fwrapv defines it; with it, gcc 16 rejects a
+    # constant expression of the core that overflows nothing).
     make -s -C "$build" -j "$(nproc)" with_llvm=no \
-        PROFILE="-fsanitize=$sanitizers -fno-sanitize-recover=all -fno-omit-frame-pointer"
+        PROFILE="-fsanitize=$sanitizers -fno-sanitize-recover=all -fno-omit-frame-pointer -fno-wrapv"
     make -s -C "$build" with_llvm=no install >/dev/null
     reports=$(mktemp -d /tmp/snowflake-sanitize.XXXXXX)
     chmod 1777 "$reports"
@@ -264,10 +269,16 @@ run_sanitize() {
     # shellcheck disable=SC2034  # read by scripts/cluster.sh's cluster_start
     CLUSTER_SERVER_ENV=$options
     run_sql || status=1
-    section "cluster tests under $sanitizers (a selection)"
-    PROVE_ENV=$options PROVE_JOBS=$(nproc) prove_as_postgres "${SANITIZE_TAP_TESTS[@]}" || status=1
-    PROVE_ENV=$options prove_as_postgres test/t/010_clock_steps.pl || status=1
     unset CLUSTER_SERVER_ENV
+    ubsan_reports_in "$reports" "$SCRATCH"/*/server.log
+    section "cluster tests under $sanitizers (a selection)"
+    local logs
+    logs=$(mktemp -d /tmp/snowflake-sanitize-logs.XXXXXX)
+    chmod 755 "$logs"
+    PROVE_LOGS_TO=$logs PROVE_ENV=$options PROVE_JOBS=$(nproc) prove_as_postgres "${SANITIZE_TAP_TESTS[@]}" || status=1
+    PROVE_LOGS_TO=$logs PROVE_ENV=$options prove_as_postgres test/t/010_clock_steps.pl || status=1
+    ubsan_reports_in "$reports" "$logs"/*/*.log
+    rm -rf "$logs"
 
     section "sanitizer reports"
     local files report
@@ -295,12 +306,26 @@ sanitize_env() {
     echo
 }
 
+# gcc's UBSan runtime beside its ASan runtime writes its reports to the
+# process's stderr whatever log_path says (its own copy of the sanitizers'
+# common code never receives the path): a server's stderr is its log. Each
+# log with a report (UBSan's "runtime error:") is copied into folder $1.
+ubsan_reports_in() {
+    local reports=$1 log
+    shift
+    for log in "$@"; do
+        grep -qs "runtime error:" "$log" || continue
+        cp "$log" "$reports/ubsan-in-$(basename "$(dirname "$log")")-$(basename "$log")"
+    done
+}
+
 # The layer can fail: a server of the sanitize build calls each fault of
 # test/sanitize/sanitize_fault.cpp, which must end its backend with the
-# sanitizer's report naming the fault (in folder $1, then removed). $2: the
-# ASan runtime ('' for none: the heap overflow is not called).
+# sanitizer's report naming the fault (in folder $1 or the server's log,
+# then removed). $2: the ASan runtime ('' for none: the heap overflow is not
+# called).
 sanitize_faults() {
-    local reports=$1 runtime=$2 status=0 fault kind expected
+    local reports=$1 runtime=$2 status=0 fault expected found attempt
     section "the faults the layer must see (test/sanitize/sanitize_fault.cpp)"
     mkdir -m 1777 "$reports"
     # shellcheck source=scripts/cluster.sh
@@ -312,20 +337,29 @@ sanitize_faults() {
         -c "CREATE FUNCTION snowflake_sanitize_fault(text) RETURNS int AS 'snowflake' LANGUAGE C STRICT"
     for fault in heap-overflow signed-overflow; do
         case $fault in
-            heap-overflow) kind=asan expected=heap-buffer-overflow ;;
-            signed-overflow) kind=ubsan expected="signed integer overflow" ;;
+            heap-overflow) expected="ERROR: AddressSanitizer: heap-buffer-overflow" ;;
+            signed-overflow) expected="runtime error: signed integer overflow" ;;
         esac
-        [ -n "$runtime" ] || [ "$kind" != asan ] || continue
+        [ -n "$runtime" ] || [ "$fault" != heap-overflow ] || continue
+        # After the one before, the server restarts (a backend that ended so
+        # ends them all): wait for it.
+        for attempt in $(seq 60); do
+            cluster_psql faults -q -c "SELECT 1" >/dev/null 2>&1 && break
+            [ "$attempt" -lt 60 ] && sleep 1
+        done
+        : >"$SCRATCH/faults/server.log"
         cluster_psql faults -q -c "SELECT snowflake_sanitize_fault('$fault')" >/dev/null 2>&1 || true
-        if grep -qs "$expected" "$reports/$kind".* && grep -qs sanitize_fault.cpp "$reports/$kind".*; then
-            echo "sanitize: $fault reported by ${kind^^} ($expected, in sanitize_fault.cpp)"
+        sleep 1
+        found=$(grep -ls -e "$expected" "$reports"/* "$SCRATCH/faults/server.log" | head -n 1)
+        if [ -n "$found" ] && grep -qs "sanitize_fault.cpp" "$found"; then
+            echo "sanitize: $fault reported ($expected, in sanitize_fault.cpp)"
         else
-            echo "sanitize: $fault was NOT reported by ${kind^^}: the layer would not see such a fault"
+            echo "sanitize: $fault was NOT reported (no \"$expected\"): the layer would not see such a fault"
             head -n 40 "$reports"/* 2>/dev/null || true
             cluster_log_tail faults
             status=1
         fi
-        rm -f "$reports/$kind".*
+        rm -f "$reports"/*
     done
     cluster_stop faults
     rmdir "$reports"

@@ -21,10 +21,13 @@ namespace {
 volatile int heap_size = 16;
 volatile int largest_int = INT_MAX;
 
+// Through a volatile pointer, which UBSan's object-size check cannot follow:
+// the write is ASan's to report.
 int heap_overflow() {
-  char* buffer = new char[heap_size];
+  char* const buffer = new char[heap_size];
   std::memset(buffer, 0, heap_size);
-  buffer[heap_size] = 1;  // one past the end
+  char* volatile escaped = buffer;
+  escaped[heap_size] = 1;  // one past the end
   int seen = buffer[0];
   delete[] buffer;
   return seen;
