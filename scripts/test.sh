@@ -275,8 +275,15 @@ run_sanitize() {
     local logs
     logs=$(mktemp -d /tmp/snowflake-sanitize-logs.XXXXXX)
     chmod 755 "$logs"
-    PROVE_LOGS_TO=$logs PROVE_ENV=$options PROVE_JOBS=$(nproc) prove_as_postgres "${SANITIZE_TAP_TESTS[@]}" || status=1
-    PROVE_LOGS_TO=$logs PROVE_ENV=$options prove_as_postgres test/t/010_clock_steps.pl || status=1
+    local tests=("${SANITIZE_TAP_TESTS[@]}") clock_steps=(test/t/010_clock_steps.pl)
+    if [ -n "$runtime" ]; then
+        # A process with both ASan's runtime and libfaketime preloaded hangs
+        # before main: the tests that fake a server's clock cannot run here.
+        tests=(test/t/001_concurrency.pl test/t/051_registry_automatic.pl) clock_steps=()
+        skipped+=("under ASan, the cluster tests that fake a clock (010, 020, 050, 071): ASan's runtime and libfaketime preloaded together hang before main")
+    fi
+    PROVE_LOGS_TO=$logs PROVE_ENV=$options PROVE_JOBS=$(nproc) prove_as_postgres "${tests[@]}" || status=1
+    [ ${#clock_steps[@]} -eq 0 ] || PROVE_LOGS_TO=$logs PROVE_ENV=$options prove_as_postgres "${clock_steps[@]}" || status=1
     ubsan_reports_in "$reports" "$logs"/*/*.log
     rm -rf "$logs"
 
@@ -362,6 +369,7 @@ sanitize_faults() {
         rm -f "$reports"/*
     done
     cluster_stop faults
+    rm -rf "$SCRATCH/faults"  # its log holds the faults' reports
     rmdir "$reports"
     return $status
 }
