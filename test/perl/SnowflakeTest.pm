@@ -227,10 +227,7 @@ sub start_node
 	}
 	{
 		# Only pg_ctl and the server get these (the framework copies %ENV).
-		# After a library already preloaded: the sanitize layer's ASan
-		# runtime must come first.
-		local $ENV{LD_PRELOAD} =
-		  join(' ', grep { defined && length } $ENV{LD_PRELOAD}, $FAKETIME_LIBRARY);
+		local $ENV{LD_PRELOAD} = $FAKETIME_LIBRARY;
 		local $ENV{FAKETIME_TIMESTAMP_FILE} = $faketime;
 		local $ENV{FAKETIME_NO_CACHE} = '1';
 		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
