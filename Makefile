@@ -36,6 +36,9 @@ PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir)  # libpq-fe.h (registry)
 PG_CPPFLAGS += -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'  # PG_MODULE_MAGIC_EXT (18)
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing -MMD -MP
+# PGXS adds PROFILE (make PROFILE=...: the sanitize layer's -fsanitize flags)
+# to the C flags and the link only; the C++ sources take it too.
+PG_CXXFLAGS += $(PROFILE)
 SHLIB_LINK = -lstdc++
 SHLIB_LINK += -lpq  # the registry's client
 
@@ -46,7 +49,7 @@ override BITCODE_CXXFLAGS += -std=c++17
 -include $(OBJS:.o=.d)
 
 .PHONY: format format-check
-FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp)
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/sanitize/*.cpp)
 format:
 	clang-format -i $(FORMATTED)
 format-check:

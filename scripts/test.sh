@@ -192,15 +192,19 @@ prove_as_postgres() {
     # TESTDATADIR and TESTLOGDIR from 17. The same place on every major.
     # From $work: a clone in /root is not the postgres user's to enter, and
     # psql's complaint about that on stderr fails poll_query_until on 15.
+    # PROVE_ENV: NAME=VALUE words for the tests' environment (the sanitize layer's).
+    # shellcheck disable=SC2086  # words, split on purpose
     (cd "$work" && runuser -u postgres -- env PATH="$PATH" PG_REGRESS="$pgxs/test/regress/pg_regress" \
         TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
         SNOWFLAKE_EXTENSION_DIR="${SNOWFLAKE_EXTENSION_DIR:-}" \
-        prove -j "${PROVE_JOBS:-1}" -I "$pgxs/test/perl" -I "$work/test/perl" --timer "${tests[@]}") || status=$?
+        ${PROVE_ENV:-} prove -j "${PROVE_JOBS:-1}" -I "$pgxs/test/perl" -I "$work/test/perl" --timer "${tests[@]}") || status=$?
     if [ $status -ne 0 ]; then
         echo "--- logs kept in $work/tmp_check/log ---"
         tail -n 40 "$work"/tmp_check/log/regress_log_* 2>/dev/null | tail -n 200 || true
         return $status
     fi
+    # PROVE_LOGS_TO: a folder to keep the servers' logs in (the sanitize layer reads them).
+    [ -z "${PROVE_LOGS_TO:-}" ] || cp -r "$work/tmp_check/log" "$PROVE_LOGS_TO/$(basename "$work")"
     rm -rf "$work"
 }
 
@@ -228,40 +232,71 @@ run_tap() {
     rm -rf "$extension_dir"
 }
 
-# snowflake.so built with UBSan (a copy of the tree in build/sanitize, the
-# normal build untouched) and installed, in servers that report to files
-# (log_path), which the layer reads: the sql layer, then cluster tests
-# (SANITIZE_TAP_TESTS). Any report fails it; -fno-sanitize-recover ends the
-# process at the first. Not ASan: its runtime, preloaded into PostgreSQL 15's
-# postgres on bookworm, deadlocks before main (doc/fuzzing.md). The normal
-# build is installed again at the end.
+# snowflake.so built with ASan and UBSan (-fsanitize=address,undefined, one
+# build: a copy of the tree in build/sanitize, the normal build untouched) and
+# installed, in servers started with ASan's runtime preloaded (LD_PRELOAD: an
+# instrumented library needs it first in the process) that report to files
+# (log_path), which the layer reads: first a server calls a fault built into
+# that copy only (test/sanitize/sanitize_fault.cpp), and each fault must be
+# reported; then the sql layer, then cluster tests (SANITIZE_TAP_TESTS). Any
+# other report fails it; -fno-sanitize-recover ends the process at the first.
+# Where the runtime cannot start PostgreSQL (bookworm: it deadlocks before
+# main, doc/fuzzing.md) the build is UBSan's only, and the layer says so. The
+# normal build is installed again at the end.
 # The clock-step test runs alone, after the others: its 5 s step against 2 s
 # waits leaves a margin of a second, which a second test beside it on a
 # loaded machine has eaten.
 SANITIZE_TAP_TESTS=(test/t/001_concurrency.pl test/t/020_restart_crash.pl test/t/050_registry_conflict.pl
     test/t/051_registry_automatic.pl test/t/071_layout_generate.pl)
 run_sanitize() {
-    section "build snowflake.so with -fsanitize=undefined (build/sanitize)"
-    local build=build/sanitize reports status=0
+    local build=build/sanitize reports status=0 cxx runtime sanitizers=address,undefined
+    cxx=$(sed -n 's/^CXX *= *//p' "$(dirname "$("$PG_CONFIG" --pgxs)")/../Makefile.global")
+    # The ASan runtime of the compiler PGXS builds C++ with (g++: libasan).
+    runtime=$(readlink -f "$("$cxx" -print-file-name=libasan.so)")
+    if ! LD_PRELOAD=$runtime ASAN_OPTIONS=detect_leaks=0 timeout 20 "$PG_BIN/postgres" -V >/dev/null 2>&1; then
+        echo "sanitize: PostgreSQL does not start with $runtime preloaded (bookworm: a deadlock before main, doc/fuzzing.md); UBSan only"
+        skipped+=("ASan in the sanitize layer: PostgreSQL $PG_MAJOR does not start with $runtime preloaded here (UBSan ran)")
+        runtime='' sanitizers=undefined
+    fi
+    section "build snowflake.so with -fsanitize=$sanitizers (build/sanitize)"
     rm -rf "$build"
     mkdir -p "$build"
     cp -r Makefile snowflake.control src sql "$build/"
+    cp test/sanitize/sanitize_fault.cpp "$build/src/pg/"  # this build's only
     make -s -C "$build" clean
+    # -fno-wrapv: overflow of signed integers is undefined in C++, as UBSan
+    # judges it (PostgreSQL's -fwrapv defines it; with it, gcc 16 rejects a
+    # constant expression of the core that overflows nothing).
     make -s -C "$build" -j "$(nproc)" with_llvm=no \
-        PROFILE="-fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+        PROFILE="-fsanitize=$sanitizers -fno-sanitize-recover=all -fno-omit-frame-pointer -fno-wrapv"
     make -s -C "$build" with_llvm=no install >/dev/null
     reports=$(mktemp -d /tmp/snowflake-sanitize.XXXXXX)
     chmod 1777 "$reports"
-    local options="log_path=$reports/report:print_stacktrace=1"
-    # shellcheck disable=SC2034  # read by scripts/cluster.sh's cluster_start
-    CLUSTER_SERVER_ENV="UBSAN_OPTIONS=$options"
+    local options
+    options=$(sanitize_env "$reports" "$runtime")
     echo "sanitize: reports go to $reports"
 
+    sanitize_faults "$reports/faults" "$runtime" || status=1
+    # shellcheck disable=SC2034  # read by scripts/cluster.sh's cluster_start
+    CLUSTER_SERVER_ENV=$options
     run_sql || status=1
     unset CLUSTER_SERVER_ENV
-    section "cluster tests under UBSan (a selection)"
-    UBSAN_OPTIONS=$options PROVE_JOBS=$(nproc) prove_as_postgres "${SANITIZE_TAP_TESTS[@]}" || status=1
-    UBSAN_OPTIONS=$options prove_as_postgres test/t/010_clock_steps.pl || status=1
+    ubsan_reports_in "$reports" "$SCRATCH"/*/server.log
+    section "cluster tests under $sanitizers (a selection)"
+    local logs
+    logs=$(mktemp -d /tmp/snowflake-sanitize-logs.XXXXXX)
+    chmod 755 "$logs"
+    local tests=("${SANITIZE_TAP_TESTS[@]}") clock_steps=(test/t/010_clock_steps.pl)
+    if [ -n "$runtime" ]; then
+        # A process with both ASan's runtime and libfaketime preloaded hangs
+        # before main: the tests that fake a server's clock cannot run here.
+        tests=(test/t/001_concurrency.pl test/t/051_registry_automatic.pl) clock_steps=()
+        skipped+=("under ASan, the cluster tests that fake a clock (010, 020, 050, 071): ASan's runtime and libfaketime preloaded together hang before main")
+    fi
+    PROVE_LOGS_TO=$logs PROVE_ENV=$options PROVE_JOBS=$(nproc) prove_as_postgres "${tests[@]}" || status=1
+    [ ${#clock_steps[@]} -eq 0 ] || PROVE_LOGS_TO=$logs PROVE_ENV=$options prove_as_postgres "${clock_steps[@]}" || status=1
+    ubsan_reports_in "$reports" "$logs"/*/*.log
+    rm -rf "$logs"
 
     section "sanitizer reports"
     local files report
@@ -271,11 +306,82 @@ run_sanitize() {
         for report in $files; do echo "--- $report"; head -n 60 "$report"; done
         status=1
     else
-        echo "sanitize: no report from any process (UBSan)"
+        echo "sanitize: no report from any process (${sanitizers/,/ and })"
         rm -rf "$reports"
     fi
     section "install the normal build again"
     make -s install >/dev/null
+    return $status
+}
+
+# The environment of a server of the sanitize build (NAME=VALUE words): its
+# reports in folder $1, ASan's runtime $2 preloaded (none if ''). ASan leaves
+# out leaks (PostgreSQL leaves memory to its memory contexts and to exit, by
+# design) and keeps a smaller quarantine: every server process has its own.
+sanitize_env() {
+    echo -n "UBSAN_OPTIONS=log_path=$1/ubsan:print_stacktrace=1"
+    [ -z "$2" ] || echo -n " LD_PRELOAD=$2 ASAN_OPTIONS=log_path=$1/asan:detect_leaks=0:quarantine_size_mb=32"
+    echo
+}
+
+# gcc's UBSan runtime beside its ASan runtime writes its reports to the
+# process's stderr whatever log_path says (its own copy of the sanitizers'
+# common code never receives the path): a server's stderr is its log. Each
+# log with a report (UBSan's "runtime error:") is copied into folder $1.
+ubsan_reports_in() {
+    local reports=$1 log
+    shift
+    for log in "$@"; do
+        grep -qs "runtime error:" "$log" || continue
+        cp "$log" "$reports/ubsan-in-$(basename "$(dirname "$log")")-$(basename "$log")"
+    done
+}
+
+# The layer can fail: a server of the sanitize build calls each fault of
+# test/sanitize/sanitize_fault.cpp, which must end its backend with the
+# sanitizer's report naming the fault (in folder $1 or the server's log,
+# then removed). $2: the ASan runtime ('' for none: the heap overflow is not
+# called).
+sanitize_faults() {
+    local reports=$1 runtime=$2 status=0 fault expected found attempt
+    section "the faults the layer must see (test/sanitize/sanitize_fault.cpp)"
+    mkdir -m 1777 "$reports"
+    # shellcheck source=scripts/cluster.sh
+    source scripts/cluster.sh
+    CLUSTER_SERVER_ENV=$(sanitize_env "$reports" "$runtime")
+    cluster_start faults 54409
+    unset CLUSTER_SERVER_ENV
+    cluster_psql faults -q -c "CREATE EXTENSION snowflake" \
+        -c "CREATE FUNCTION snowflake_sanitize_fault(text) RETURNS int AS 'snowflake' LANGUAGE C STRICT"
+    for fault in heap-overflow signed-overflow; do
+        case $fault in
+            heap-overflow) expected="ERROR: AddressSanitizer: heap-buffer-overflow" ;;
+            signed-overflow) expected="runtime error: signed integer overflow" ;;
+        esac
+        [ -n "$runtime" ] || [ "$fault" != heap-overflow ] || continue
+        # After the one before, the server restarts (a backend that ended so
+        # ends them all): wait for it.
+        for attempt in $(seq 60); do
+            cluster_psql faults -q -c "SELECT 1" >/dev/null 2>&1 && break
+            [ "$attempt" -lt 60 ] && sleep 1
+        done
+        : >"$SCRATCH/faults/server.log"
+        cluster_psql faults -q -c "SELECT snowflake_sanitize_fault('$fault')" >/dev/null 2>&1 || true
+        sleep 1
+        found=$(grep -ls -e "$expected" "$reports"/* "$SCRATCH/faults/server.log" | head -n 1)
+        if [ -n "$found" ] && grep -qs "sanitize_fault.cpp" "$found"; then
+            echo "sanitize: $fault reported ($expected, in sanitize_fault.cpp)"
+        else
+            echo "sanitize: $fault was NOT reported (no \"$expected\"): the layer would not see such a fault"
+            head -n 40 "$reports"/* 2>/dev/null || true
+            cluster_log_tail faults
+            status=1
+        fi
+        rm -f "$reports"/*
+    done
+    cluster_stop faults
+    rm -rf "$SCRATCH/faults"  # its log holds the faults' reports
+    rmdir "$reports"
     return $status
 }
 
