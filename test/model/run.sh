@@ -26,7 +26,8 @@ REG_FAULT=(registry.pml safety -DTMAX=4 -DMAXSTEPS=0 -DMAXCRASH=1 -DMAXLOST=1)
 LIVE=(registry.pml live -DLIVE -DLEASE=3 -DDRIFT=0 -DTMAX=3 -DMAXSTEPS=1 -DMAXCRASH=1 -DMAXLOST=0)
 
 # Each mutant: NAME CONFIGURATION [SPIN-DEFINES...] (the safeguard removed is
-# -DMUTANT_NAME unless defines are given; doc/model.md, "Mutants").
+# -DMUTANT_NAME unless defines are given, which may also change the
+# configuration's bounds: the last definition wins; doc/model.md, "Mutants").
 mutants=(
     "NO_DURABLE NODE"
     "NO_RESTORE NODE"
@@ -38,8 +39,8 @@ mutants=(
     "LEASE_BEFORE REG_FAULT"
     "NO_MARGIN REG_STEP"
     "DRIFT_PAST_MARGIN REG_STEP -DDRIFT=2"
-    "STALL_RECLAIM REG_STEP"
-    "RENEW_LOWERS REG_STEP -DMUTANT_RENEW_LOWERS -DMAXLOST=1"
+    "STALL_RECLAIM REG_STEP -DMUTANT_STALL_RECLAIM -DTMAX=5 -DMAXSTEPS=0"
+    "RENEW_LOWERS REG_STEP -DMUTANT_RENEW_LOWERS -DTMAX=3 -DMAXSTEPS=2 -DMAXLOST=1"
     "RELEASE_LATE REG_FAULT"
     "LIVE_UNREACHABLE LIVE -DMAXLOST=1"
 )
@@ -54,11 +55,11 @@ check() {
     cp "$file" "$dir/"
     start=$(date +%s%N)
     if [ "$kind" = live ]; then
-        (cd "$dir" && spin "$@" -a "$file" >/dev/null &&
+        (cd "$dir" && spin "$@" -a "$file" >/dev/null 2>&1 &&
             gcc -O2 -w -DCOLLAPSE -o pan pan.c &&
             ./pan -a -f -m2000000 -w22 >out.txt 2>&1) || true
     else
-        (cd "$dir" && spin "$@" -a "$file" >/dev/null &&
+        (cd "$dir" && spin "$@" -a "$file" >/dev/null 2>&1 &&
             gcc -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c &&
             ./pan -m2000000 -w25 >out.txt 2>&1) || true
     fi
