@@ -102,6 +102,7 @@ byte last[2];                    /* GeneratorState::last_id (0: none yet) */
 bool held[2], released[2];       /* View::state kHeld, kReleased */
 byte vu[2];                      /* View::valid_until_us (lease clock) */
 byte vib[2];                     /* View::ids_before */
+byte vfl[2];                     /* View::floor: inherited at the claim */
 /* disk (A4) */
 byte file[2];                    /* pg_snowflake/state and the WAL's bound;
                                   * GeneratorState::durable_until is the same
@@ -140,7 +141,7 @@ inline raise_floor(n, t) {
  * restore_durable_bound() -> Generator::restore(): the floor, then the bound. */
 inline start_node(n) {
   inc[n]++;
-  held[n] = false; released[n] = false; vu[n] = 0; vib[n] = 0;
+  held[n] = false; released[n] = false; vu[n] = 0; vib[n] = 0; vfl[n] = 0;
   last[n] = 0; sent[n] = false;
   raise_floor(n, file[n])
 }
@@ -204,6 +205,15 @@ inline give(n, id) {
   if :: n == 0 -> issued0 = true :: else -> skip fi
 }
 
+/* confirm_registered_node()'s test of the View (e: the lease clock's error):
+ * the lease, ids_before, and (the fix of fault (a)) the floor of the
+ * current claim, which a reservation made before a reclaim may lie under */
+#ifdef MUTANT_STALL_RECLAIM
+#define FLOOR_OK(n) true
+#else
+#define FLOOR_OK(n) (bid[n] >= vfl[n])
+#endif
+
 /* A backend: issue.cpp issue(). */
 proctype Backend(byte n) {
   byte me; short c; byte e; bool ok;
@@ -245,27 +255,25 @@ reserve:
     if :: inc[n] != me -> goto top :: else -> skip fi;
     select(e : 0 .. DRIFT);
 #ifdef MUTANT_NO_CAP
-    ok = VIEW_OK(n, e);
+    ok = VIEW_OK(n, e) && FLOOR_OK(n);
 #else
-    ok = VIEW_OK(n, e) && bid[n] < vib[n];
+    ok = VIEW_OK(n, e) && bid[n] < vib[n] && FLOOR_OK(n);
 #endif
 #ifdef MUTANT_LEASE_BEFORE
-    ok = bid[n] < vib[n];  /* the lease was checked before the reservation only */
+    ok = bid[n] < vib[n] && FLOOR_OK(n);  /* the lease was checked before reserving only */
 #endif
     e = 0;
     if :: ok -> give(n, bid[n]); goto top :: else -> skip fi
   };
-#ifdef MUTANT_STALL_RECLAIM
-  /* today's code: the fallback registered_node() reads the View again and
-   * returns the ID if that View allows it, below its ids_before */
+  /* the fallback: registered_node() reads the View again (it may wait for
+   * the worker), and the ID is returned if that View allows it */
   atomic {
     if :: inc[n] != me -> goto top :: else -> skip fi;
     select(e : 0 .. DRIFT);
-    ok = VIEW_OK(n, e) && bid[n] < vib[n];
+    ok = VIEW_OK(n, e) && bid[n] < vib[n] && FLOOR_OK(n);
     e = 0;
     if :: ok -> give(n, bid[n]); goto top :: else -> skip fi
   };
-#endif
   goto top;                      /* refused: ereport(ERROR) */
 retry:
 #ifdef LIVE
@@ -298,11 +306,14 @@ inline record(n, ok, ib, inh, at, g) {
   :: else ->
      if
      :: ok -> raise_floor(n, inh);
+        if :: !held[n] -> vfl[n] = 0 :: else -> skip fi;
+        vfl[n] = MAX(vfl[n], inh);
         held[n] = true; vu[n] = at + LEASE - MARGIN; vib[n] = ib
-     :: else -> held[n] = false; vu[n] = 0
+     :: else -> held[n] = false; vu[n] = 0; vfl[n] = 0
      fi
   fi
 }
+
 #define CAN_SEND(n) (role[n] == PRIMARY && !req[n] && !rep[n] && !sent[n] && \
                      !(n == 0 && parted) && LIVE_OR(now < TMAX))
 
