@@ -327,14 +327,14 @@ proctype World() {
 #ifdef LIVE
   /* LIVE: at TMAX time goes on relative to now: every time of node 0 and
    * the row moves one unit back (0 stays 0: long past) */
-  :: atomic { now == TMAX && (role[0] != PRIMARY || sent[0]) && !busy && !released[0] ->
+  :: atomic { now == TMAX && (role[0] != PRIMARY || sent[0] || parted) && !busy && !released[0] ->
        SHIFT(last[0]); SHIFT(file[0]); SHIFT(vu[0]); SHIFT(vib[0]); SHIFT(bid[0]);
        SHIFT(row_exp); SHIFT(row_ib); SHIFT(row_inh);
        if :: row_exp != 0 && row_exp <= now -> row_exp = 0 :: else -> skip fi;
        if :: vu[0] != 0 && now - DRIFT >= vu[0] -> vu[0] = 0 :: else -> skip fi;
        sent[0] = false }
 #endif
-  :: atomic { now < TMAX && LIVE_OR2((role[0] != PRIMARY || sent[0]) && !busy && !released[0]) -> now++;
+  :: atomic { now < TMAX && LIVE_OR2((role[0] != PRIMARY || sent[0] || parted) && !busy && !released[0]) -> now++;
        if :: vu[0] != 0 && now - DRIFT >= vu[0] -> vu[0] = 0 :: else -> skip fi;
        if :: vu[1] != 0 && now - DRIFT >= vu[1] -> vu[1] = 0 :: else -> skip fi;
        if :: row_exp != 0 && row_exp <= now -> row_exp = 0 :: else -> skip fi;
@@ -396,7 +396,9 @@ proctype World() {
        if :: role[0] == PRIMARY -> start_node(0) :: role[1] == PRIMARY -> start_node(1) fi }
   /* a partition between node 0 and the registry, and its end */
   :: atomic { !parted && lost < MAXLOST -> lost++; parted = true }
+#ifndef MUTANT_LIVE_UNREACHABLE
   :: atomic { parted -> parted = false }
+#endif
   /* streaming replication: node 1 flushes node 0's bound records */
   :: atomic { role[1] == STANDBY && recv < wal0 -> recv = wal0 }
   /* promotion: redo of the received WAL (restore), then a new timeline;
