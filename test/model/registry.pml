@@ -1,8 +1,11 @@
 /*
- * The REGISTRY configuration: two nodes of one identity, the registry's
- * leases and takeovers, a streaming standby that replays the bound and is
- * promoted. Checked exhaustively by test/model/run.sh; doc/model.md explains
- * it and states what is bounded. Every step names the function in src/ it
+ * Two nodes of one identity, the registry's leases and takeovers, a streaming
+ * standby that replays the bound and is promoted: the configurations
+ * REG_TIME, REG_CLOCK, REG_FAULT and LIVE of test/model/run.sh, checked
+ * exhaustively; doc/model.md explains them and states what is bounded. Where
+ * the model found a fault in today's code, the default is the fix and
+ * today's behaviour the mutant named after the fault (STALL_RECLAIM,
+ * RENEW_LOWERS, RELEASE_LATE). Every step names the function in src/ it
  * models. (snowflake.pml is the NODE configuration: one node, two backends,
  * the durable bound step by step.)
  *
