@@ -60,6 +60,9 @@
 #ifndef MAXOFF
 #define MAXOFF 2
 #endif
+#ifndef STEP_HI
+#define STEP_HI 1       /* the last node whose clock may step */
+#endif
 #ifndef MAXSTEPS
 #define MAXSTEPS 1
 #endif
@@ -389,7 +392,7 @@ proctype World() {
        n = 0 }
   :: atomic { rel -> rel = false; apply_release() }
   /* a clock step, forward or back (A2); not of node 0's clock in LIVE */
-  :: atomic { steps < MAXSTEPS -> steps++; select(n : LIVE_ON .. 1);
+  :: atomic { steps < MAXSTEPS -> steps++; select(n : LIVE_ON .. STEP_HI);
        if
        :: off[n] < MAXOFF -> select(u : 1 .. MAXOFF - off[n]); off[n] = off[n] + u
        :: off[n] > -MAXOFF -> select(u : 1 .. MAXOFF + off[n]); off[n] = off[n] - u
