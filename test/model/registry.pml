@@ -1,7 +1,7 @@
 /*
  * Two nodes of one identity, the registry's leases and takeovers, a streaming
  * standby that replays the bound and is promoted: the configurations
- * REG_TIME, REG_CLOCK, REG_FAULT and LIVE of test/model/run.sh, checked
+ * REG_TIME, REG_FAULT and LIVE of test/model/run.sh, checked
  * exhaustively; doc/model.md explains them and states what is bounded. Where
  * the model found a fault in today's code, the default is the fix and
  * today's behaviour the mutant named after the fault (STALL_RECLAIM,
