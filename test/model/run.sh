@@ -5,8 +5,9 @@
 #              clock steps, pg_upgrade and restores
 #   REG_TIME   test/model/registry.pml: two nodes, the registry, a standby
 #              promoted or a copy started; no fault but stalls, 5 units
-#   REG_FAULT  the same, 3 units, a crash or clean restart (the release) and
-#              a lost or late message or a partition
+#   REG_FAULT  the same, a crash or clean restart (the release) and a lost
+#              or late message or a partition: too large to be exhaustive
+#              here, so only the bounds of the mutants that need those faults
 #   LIVE       the same file: a node with a good clock and a reachable
 #              registry eventually issues (an LTL property, weak fairness)
 # Prints states explored, depth, errors and seconds of each run.
@@ -19,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2034 # read through declare -n
 NODE=(snowflake.pml safety -DTMAX=3 -DMAXCRASH=1 -DMAXSTEPS=1)
 # shellcheck disable=SC2034
-REG_FAULT=(registry.pml safety -DTMAX=3 -DMAXSTEPS=0 -DMAXCRASH=1 -DMAXLOST=1)
+REG_FAULT=(registry.pml safety -DTMAX=4 -DMAXSTEPS=0 -DMAXCRASH=1 -DMAXLOST=1)
 # shellcheck disable=SC2034
 REG_TIME=(registry.pml safety -DTMAX=5 -DMAXSTEPS=0 -DMAXCRASH=0 -DMAXLOST=0)
 # shellcheck disable=SC2034
@@ -84,7 +85,7 @@ throttle() {
     [ "$(jobs -rp | wc -l)" -lt 2 ] || wait -n
 }
 
-configs=(NODE REG_TIME REG_FAULT LIVE)
+configs=(NODE REG_TIME LIVE)
 status=0
 layer_start=$(date +%s)
 for config in "${configs[@]}"; do
