@@ -46,7 +46,7 @@ override BITCODE_CXXFLAGS += -std=c++17
 -include $(OBJS:.o=.d)
 
 .PHONY: format format-check
-FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp)
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/simulation/*.?pp)
 format:
 	clang-format -i $(FORMATTED)
 format-check:
