@@ -60,8 +60,10 @@ ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us) {
     if (!(row.expires_at_us >= now_us && same)) row.claimed_at_us = now_us;
     answer.taken = !same;
     answer.taken_from = r.host;
-    row.ids_before_us =
-        has_inherited ? std::max(ids_before, inherited + request.window_ms * 1000) : ids_before;
+    // The same holder's ids_before never goes down (a late renewal).
+    int64_t raised = same ? std::max(ids_before, row.ids_before_us) : ids_before;
+    if (has_inherited) raised = std::max(raised, inherited + request.window_ms * 1000);
+    row.ids_before_us = raised;
     row.has_inherited = has_inherited;
     row.inherited_ids_before_us = has_inherited ? inherited : 0;
     row.holder = self;

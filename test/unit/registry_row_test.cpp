@@ -74,6 +74,22 @@ TEST(RegistryRow, AnExpiredRowPassesWithTheLargestIdsBeforeOfItsHolders) {
   EXPECT_EQ(a.inherited_ms, 1800000040000 + 30001);
 }
 
+// A renewal reaches the registry late: the worker gave up on it (its deadline
+// passed), sent the next one, with a later ids_before the registry accepted,
+// and returned IDs up to that. Applied after it, the late one would lower the
+// row's ids_before below those IDs, and a node taking over after an outage
+// would start there. Found by the simulator (seed 1161 of a long run); before
+// it, the row took the late renewal's ids_before.
+TEST(RegistryRow, ALateRenewalNeverLowersIdsBefore) {
+  Row row;
+  const Holder a = node("a");
+  (void)registry_row::claim(row, request(a, 1800000070000), kNow);
+  const auto late = registry_row::claim(row, request(a, 1800000040000), kNow + kSecond);
+  EXPECT_TRUE(late.claimed);
+  EXPECT_EQ(late.ids_before_ms, 1800000070000);
+  EXPECT_EQ(row.ids_before_us, 1800000070000 * 1000);
+}
+
 // A release reaches the registry late: after the node restarted and claimed
 // again, reporting a higher ids_before (its IDs since the restart lie below
 // it). Applied, it would lower the row below IDs already returned, and a

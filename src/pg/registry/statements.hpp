@@ -27,10 +27,13 @@ constexpr char kCreateTable[] =
     ")";
 
 // One statement claims or renews (datacenter_id, worker_id), or reports who
-// holds it. The conditions are those in the file header. The same holder
+// holds it. The conditions are those in claim.cpp's header. The same holder
 // renewing (same system identifier, timeline, host and data directory) keeps
-// the row's inherited_ids_before; every other claimant gets the largest
-// ids_before of the holders before it. `previous` (the row as it was: the CTEs
+// the row's inherited_ids_before, and its ids_before never goes down: a
+// renewal that reaches the registry late, after a later one the node sent
+// when it gave up on the first, lowers nothing (the node returns IDs up to
+// the later one's). Every other claimant gets the largest ids_before of the
+// holders before it. `previous` (the row as it was: the CTEs
 // share one snapshot) names the node a takeover was taken from.
 constexpr char kClaim[] =
     "WITH previous AS (\n"
@@ -62,6 +65,11 @@ constexpr char kClaim[] =
     "    cluster_name = excluded.cluster_name, renewed_at = now(),\n"
     "    expires_at = excluded.expires_at,\n"
     "    ids_before = greatest(excluded.ids_before,\n"
+    "        CASE WHEN r.system_identifier = excluded.system_identifier\n"
+    "              AND r.timeline = excluded.timeline\n"
+    "              AND r.host = excluded.host\n"
+    "              AND r.data_directory = excluded.data_directory\n"
+    "             THEN r.ids_before END,\n"
     "        CASE WHEN r.system_identifier = excluded.system_identifier\n"
     "              AND r.timeline = excluded.timeline\n"
     "              AND r.host = excluded.host\n"
