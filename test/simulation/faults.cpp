@@ -87,6 +87,9 @@ void World::inject_fault() {
       node.partitioned_until = now_ + rng_.range(lease_us_ / 2, 3 * lease_us_);
       break;
     case kOutage:
+      // The registry's outages come at the rate of 50 nodes' draws, however
+      // many nodes there are (every 20th draw with 1,000 nodes).
+      if (++outage_draws_ % std::max(1, config_.nodes / 50) != 0) return;
       outage_until_ = std::max(outage_until_, now_ + rng_.range(lease_us_ / 2, 2 * lease_us_));
       break;
     case kLostReply:

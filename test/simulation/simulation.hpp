@@ -59,6 +59,7 @@ class World {
   uint64_t sequence_ = 0;
   uint64_t requests_ = 0;
   int64_t outage_until_ = 0;
+  int64_t outage_draws_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<int> active_;  // nodes faults may hit (not zombies)
