@@ -49,7 +49,7 @@ override BITCODE_CXXFLAGS += -std=c++17
 -include $(OBJS:.o=.d)
 
 .PHONY: format format-check
-FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/sanitize/*.cpp)
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/sanitize/*.cpp test/simulation/*.?pp)
 format:
 	clang-format -i $(FORMATTED)
 format-check:

@@ -4,8 +4,9 @@
 # layer of design.md section 8 and fails if any test fails.
 #
 #   scripts/test.sh                  every layer, in this order: unit model
-#                                    fuzz sql sqlsmith sanitize tap ha regress
-#                                    citus clients monitoring upgrade
+#                                    simulation fuzz sql sqlsmith sanitize tap
+#                                    ha regress citus clients monitoring
+#                                    upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -45,6 +46,12 @@
 #                                    duplicate IDs checked exhaustively by SPIN
 #                                    (test/model/, doc/model.md), and each of
 #                                    its mutants refuted
+#   scripts/test.sh simulation       the simulation layer: seeds of the
+#                                    deterministic simulator of the real core
+#                                    code (test/simulation/,
+#                                    doc/simulation.md), its mutants, and the
+#                                    claim statement against its pure version
+#                                    in a real PostgreSQL
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
 #                                    Python, Java, Ruby, Go, Node, PHP, Perl
 #                                    and C++ against a server, running
@@ -79,7 +86,7 @@ ha_tests=()
 clients=()
 for argument in "$@"; do
     case $argument in
-        unit | model | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients | monitoring) layers+=("$argument") ;;
+        unit | model | simulation | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients | monitoring) layers+=("$argument") ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
@@ -96,7 +103,7 @@ for argument in "$@"; do
 done
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit model fuzz sql sqlsmith sanitize tap ha regress citus clients monitoring upgrade)
+ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap ha regress citus clients monitoring upgrade)
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 skipped=()  # layers that could not run here, with why
 
@@ -473,6 +480,11 @@ run_model() {
     test/model/run.sh
 }
 
+run_simulation() {
+    section "simulation (test/simulation: seeds, mutants, the claim statement differential)"
+    test/simulation/run.sh
+}
+
 run_clients() {
     section "clients (test/clients: drivers and ORMs, doc/clients.md's recipes)"
     test/clients/run.sh "${clients[@]}"
@@ -492,6 +504,7 @@ for layer in "${ALL_LAYERS[@]}"; do
     case $layer in
         unit) run_unit ;;
         model) run_model ;;
+        simulation) run_simulation ;;
         fuzz) run_fuzz ;;
         sql) build_extension; run_sql ;;
         sanitize) build_extension; run_sanitize ;;

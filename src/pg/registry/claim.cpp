@@ -12,12 +12,16 @@
 //
 // The rule that keeps a takeover apart, even from a holder that still runs.
 // Each claim and renewal reports ids_before (the later of the node's clock and
-// its last ID, plus the lease, snowflake.max_lead and 1 ms; at least the floor
+// its last ID, plus the lease, snowflake.max_lead and 1 ms; never less than the
+// last accepted one, so a clock stepped back lowers nothing; at least the floor
 // below plus the same window); the registry keeps it in the row and returns
 // it. The holder never returns an ID whose timestamp is at or above the
-// ids_before of its last accepted claim or renewal: issue() checks it after
-// reserving, with the lease (confirm_registered_node in lease.cpp), so a
-// forward clock step or a larger max_lead cannot pass it. Whenever the row
+// ids_before of its last accepted claim or renewal, nor below the floor of its
+// last takeover (IDs reserved before a reclaim raised it): issue() checks both
+// after reserving, with the lease (confirm_registered_node in lease.cpp, on
+// lease::may_return), so a forward clock step, a larger max_lead or a backend
+// paused across a takeover cannot pass them. src/core/lease.hpp holds these
+// decisions; src/core/registry_row.hpp the statements' pure version. Whenever the row
 // passes to anyone but the same holder, the row's inherited_ids_before becomes
 // the largest ids_before of the holders before (greatest(ids_before,
 // inherited_ids_before)), and the new holder raises its generator's floor to
@@ -37,11 +41,13 @@
 #include <cstdlib>
 
 #include "../../core/clock.hpp"
+#include "../../core/lease.hpp"
 #include "../node.hpp"
 #include "../settings.hpp"
 #include "../text.hpp"
 #include "../time.hpp"
 #include "client.hpp"
+#include "statements.hpp"
 
 extern "C" {
 #include "postmaster/postmaster.h"
@@ -51,83 +57,6 @@ namespace snowflake::pg::registry {
 
 namespace {
 
-// One statement claims or renews (datacenter_id, worker_id), or reports who
-// holds it. The conditions are those in the file header. The same holder
-// renewing (same system identifier, timeline, host and data directory) keeps
-// the row's inherited_ids_before; every other claimant gets the largest
-// ids_before of the holders before it. `previous` (the row as it was: the CTEs
-// share one snapshot) names the node a takeover was taken from.
-constexpr char kClaim[] =
-    "WITH previous AS (\n"
-    "  SELECT host, system_identifier = $3::numeric AND timeline = $4::bigint\n"
-    "      AND host = $5::text AND data_directory = $6::text AS same_holder\n"
-    "    FROM {table} WHERE datacenter_id = $1::integer AND worker_id = $2::integer),\n"
-    "claim AS (\n"
-    "  INSERT INTO {table} AS r (datacenter_id, worker_id, system_identifier,\n"
-    "      timeline, host, data_directory, cluster_name, claimed_at, renewed_at, expires_at,\n"
-    "      ids_before)\n"
-    "  VALUES ($1::integer, $2::integer, $3::numeric, $4::bigint, $5::text, $6::text, $7::text,\n"
-    "      now(), now(), now() + $8::integer * interval '1 millisecond',\n"
-    "      timestamptz 'epoch' + $9::bigint * interval '1 millisecond')\n"
-    "  ON CONFLICT (datacenter_id, worker_id) DO UPDATE SET\n"
-    "    claimed_at = CASE WHEN r.expires_at >= now()\n"
-    "                       AND r.system_identifier = excluded.system_identifier\n"
-    "                       AND r.timeline = excluded.timeline\n"
-    "                       AND r.host = excluded.host\n"
-    "                       AND r.data_directory = excluded.data_directory\n"
-    "                      THEN r.claimed_at ELSE now() END,\n"
-    "    inherited_ids_before = CASE WHEN r.system_identifier = excluded.system_identifier\n"
-    "                                 AND r.timeline = excluded.timeline\n"
-    "                                 AND r.host = excluded.host\n"
-    "                                 AND r.data_directory = excluded.data_directory\n"
-    "                                THEN r.inherited_ids_before\n"
-    "                                ELSE greatest(r.ids_before, r.inherited_ids_before) END,\n"
-    "    system_identifier = excluded.system_identifier, timeline = excluded.timeline,\n"
-    "    host = excluded.host, data_directory = excluded.data_directory,\n"
-    "    cluster_name = excluded.cluster_name, renewed_at = now(),\n"
-    "    expires_at = excluded.expires_at,\n"
-    "    ids_before = greatest(excluded.ids_before,\n"
-    "        CASE WHEN r.system_identifier = excluded.system_identifier\n"
-    "              AND r.timeline = excluded.timeline\n"
-    "              AND r.host = excluded.host\n"
-    "              AND r.data_directory = excluded.data_directory\n"
-    "             THEN r.inherited_ids_before\n"
-    "             ELSE greatest(r.ids_before, r.inherited_ids_before) END\n"
-    "          + $10::bigint * interval '1 millisecond')\n"
-    "  WHERE r.expires_at < now()\n"
-    "     OR (r.system_identifier = excluded.system_identifier\n"
-    "         AND (r.timeline < excluded.timeline\n"
-    "              OR (r.timeline = excluded.timeline AND r.host = excluded.host\n"
-    "                  AND r.data_directory = excluded.data_directory)))\n"
-    "  RETURNING *)\n"
-    "SELECT claimed, system_identifier::text, timeline, host, data_directory,\n"
-    "    CASE WHEN isfinite(claimed_at)\n"
-    "      THEN (extract(epoch FROM claimed_at) * 1000000)::bigint END,\n"
-    "    CASE WHEN isfinite(renewed_at)\n"
-    "      THEN (extract(epoch FROM renewed_at) * 1000000)::bigint END,\n"
-    "    CASE WHEN isfinite(expires_at)\n"
-    "      THEN (extract(epoch FROM expires_at) * 1000000)::bigint END,\n"
-    "    CASE WHEN claimed AND inherited_ids_before IS NOT NULL THEN floor(extract(epoch FROM\n"
-    "      least(inherited_ids_before, timestamptz '100000-01-01')) * 1000)::bigint END,\n"
-    "    CASE WHEN claimed THEN (SELECT host FROM previous WHERE NOT same_holder) END,\n"
-    "    CASE WHEN claimed THEN floor(extract(epoch FROM\n"
-    "      least(ids_before, timestamptz '100000-01-01')) * 1000)::bigint END\n"
-    "  FROM (SELECT true AS claimed, * FROM claim\n"
-    "        UNION ALL\n"
-    "        SELECT false, * FROM {table}\n"
-    "          WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
-    "            AND NOT EXISTS (SELECT FROM claim)) AS answer";
-
-// At shutdown: the row promises only the IDs this node actually issued, so
-// that a standby promoted in a planned switchover starts at once. The lease
-// itself runs on: the node gets its identity back if it restarts within it.
-constexpr char kRelease[] =
-    "UPDATE {table}\n"
-    "  SET ids_before = timestamptz 'epoch' + $7::bigint * interval '1 millisecond'\n"
-    "  WHERE datacenter_id = $1::integer AND worker_id = $2::integer\n"
-    "    AND system_identifier = $3::numeric AND timeline = $4::bigint\n"
-    "    AND host = $5::text AND data_directory = $6::text";
-
 // A registry time sent as microseconds since 1970; NULL stands for infinity
 // (a row an administrator reserved for good).
 TimestampTz registry_timestamp(const PGresult* result, int column) {
@@ -135,14 +64,16 @@ TimestampTz registry_timestamp(const PGresult* result, int column) {
   return strtoll(PQgetvalue(result, 0, column), nullptr, 10) - kPostgresEpochUnixMs * 1000;
 }
 
-// Above every ID this node may issue under a lease of lease_ms from now.
-int64_t ids_before_ms() {
-  int64_t latest = unix_time_ms();
+// Above every ID this node may issue under a lease of lease_ms from now, and
+// never below the cap of the lease it renews (lease::ids_before_to_report).
+int64_t ids_before_ms(int64_t cap_ms) {
+  int64_t last_ms = 0;
   if (Generator* generator = node_generator(); generator != nullptr) {
     const int64_t last = generator->state().last_id.load();
-    latest = std::max(latest, settings.layout.unix_ms(settings.layout.timestamp_of(last)));
+    last_ms = settings.layout.unix_ms(settings.layout.timestamp_of(last));
   }
-  return latest + settings.registry_lease_ms + settings.max_lead_ms + 1;
+  return lease::ids_before_to_report(unix_time_ms(), last_ms, settings.registry_lease_ms,
+                                     settings.max_lead_ms, cap_ms);
 }
 
 }  // namespace
@@ -161,15 +92,17 @@ void describe_self(Self* self) {
   copy_printable(self->cluster_name, sizeof(self->cluster_name), cluster_name);
 }
 
-Claim claim(const Self& self, int datacenter_id, int worker_id, ClaimResult* out, char* error) {
+Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, ClaimResult* out,
+            char* error) {
   char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24];
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
   snprintf(lease, sizeof(lease), "%d", settings.registry_lease_ms);
-  snprintf(ids_before, sizeof(ids_before), "%lld", static_cast<long long>(ids_before_ms()));
-  snprintf(window, sizeof(window), "%lld",
-           static_cast<long long>(int64_t{settings.registry_lease_ms} + settings.max_lead_ms + 1));
+  snprintf(ids_before, sizeof(ids_before), "%lld", static_cast<long long>(ids_before_ms(cap_ms)));
+  snprintf(
+      window, sizeof(window), "%lld",
+      static_cast<long long>(lease::window_ms(settings.registry_lease_ms, settings.max_lead_ms)));
   const char* const parameters[] = {datacenter,
                                     work,
                                     self.system_identifier,
@@ -292,9 +225,8 @@ void apply_inherited(const ClaimResult& result, View* target) {
     view.floor = 0;
     strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
   }
-  if (generator == nullptr || result.inherited_ms <= layout.epoch_ms()) return;
-  // The first unit that starts at or after the inherited limit.
-  const int64_t timestamp = layout.timestamp_from_unix_ms(result.inherited_ms);
+  const int64_t timestamp = lease::floor_from_inherited(layout, result.inherited_ms);
+  if (generator == nullptr || timestamp <= 0) return;
   const int64_t last = generator->state().last_id.load();
   const bool raises = last < layout.max_id(timestamp - 1);
   generator->raise_floor(timestamp);
@@ -313,16 +245,19 @@ void apply_inherited(const ClaimResult& result, View* target) {
   }
 }
 
-bool release_row(const Self& self, int datacenter_id, int worker_id, int64_t ids_before,
-                 bool* released, char* error) {
-  char datacenter[16], work[16], timeline[24], before[24];
+bool release_row(const Self& self, int datacenter_id, int worker_id, TimestampTz renewed_at,
+                 int64_t ids_before, bool* released, char* error) {
+  char datacenter[16], work[16], timeline[24], before[24], renewed[24];
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
   snprintf(before, sizeof(before), "%lld", static_cast<long long>(ids_before));
-  const char* const parameters[] = {
-      datacenter, work, self.system_identifier, timeline, self.host, self.data_directory, before};
-  PGresult* result = run(with_table(kRelease), 7, parameters, error);
+  snprintf(renewed, sizeof(renewed), "%lld",
+           static_cast<long long>(renewed_at + kPostgresEpochUnixMs * 1000));
+  const char* const parameters[] = {datacenter, work,      self.system_identifier,
+                                    timeline,   self.host, self.data_directory,
+                                    before,     renewed};
+  PGresult* result = run(with_table(kRelease), 8, parameters, error);
   if (result == nullptr) return false;
   *released = strcmp(PQcmdTuples(result), "1") == 0;
   PQclear(result);

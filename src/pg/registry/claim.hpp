@@ -33,8 +33,11 @@ struct ClaimResult {
 
 // Claims or renews (datacenter_id, worker_id) for `self`: kClaimed (with the
 // row in `out`), kTaken (by the node in out->row), kRace (another node's insert
-// came first: try again), or kFailed (reason in `error`; disconnect).
-Claim claim(const Self& self, int datacenter_id, int worker_id, ClaimResult* out, char* error);
+// came first: try again), or kFailed (reason in `error`; disconnect). cap_ms:
+// the ids_before of the lease renewed (ms since 1970, 0: a new claim), below
+// which the reported ids_before never goes.
+Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, ClaimResult* out,
+            char* error);
 
 // Automatic leasing: the identity to try next. A row this node already holds
 // (or held, if no one took it since) comes first, so a restart within the
@@ -48,9 +51,10 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
 void apply_inherited(const ClaimResult& result, View* view);
 
 // At shutdown: sets this node's row's ids_before to `ids_before` (ms since
-// 1970). false with the reason in `error` if the statement failed; else
-// *released says whether the row was still this node's.
-bool release_row(const Self& self, int datacenter_id, int worker_id, int64_t ids_before,
-                 bool* released, char* error);
+// 1970), if the row is still this node's as renewed at `renewed_at` (the
+// last renewal the worker saw accepted). false with the reason in `error` if
+// the statement failed; else *released says whether it applied.
+bool release_row(const Self& self, int datacenter_id, int worker_id, TimestampTz renewed_at,
+                 int64_t ids_before, bool* released, char* error);
 
 }  // namespace snowflake::pg::registry

@@ -11,6 +11,7 @@
 // search_path (see connect_registry()), and every statement names it with its
 // schema, whatever the search_path does later.
 #include "client.hpp"
+#include "statements.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -79,25 +80,6 @@ bool wait_for_socket(int events, int64_t deadline_us, char* error) {
     if (ready & events) return true;
   }
 }
-
-// The registry table; doc/registry.md shows the same statement, and
-// test/t/057_registry_search_path.pl checks that the two tables agree.
-constexpr char kCreateTable[] =
-    "CREATE TABLE IF NOT EXISTS {table} (\n"
-    "    datacenter_id        integer     NOT NULL,\n"
-    "    worker_id            integer     NOT NULL,\n"
-    "    system_identifier    numeric(20) NOT NULL,\n"
-    "    timeline             bigint      NOT NULL,\n"
-    "    host                 text        NOT NULL,\n"
-    "    data_directory       text        NOT NULL,\n"
-    "    cluster_name         text        NOT NULL,\n"
-    "    claimed_at           timestamptz NOT NULL,\n"
-    "    renewed_at           timestamptz NOT NULL,\n"
-    "    expires_at           timestamptz NOT NULL,\n"
-    "    ids_before           timestamptz NOT NULL,\n"
-    "    inherited_ids_before timestamptz,\n"
-    "    PRIMARY KEY (datacenter_id, worker_id)\n"
-    ")";
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 // in claim.cpp ("The rule that keeps a takeover apart").
 #include <algorithm>
 
+#include "../../core/lease.hpp"
 #include "../settings.hpp"
 #include "../time.hpp"
 #include "registry.hpp"
@@ -81,6 +82,25 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
            errhint("The clock jumped forward or snowflake.max_lead was raised since the last "
                    "renewal: the next renewal (within a third of snowflake.registry_lease) "
                    "raises the limit. Make sure the registry is reachable.")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_below_floor(int64_t timestamp) {
+  View view;
+  read_view(&view, sizeof(View));
+  const Layout& layout = settings.layout;
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake IDs reserved before this node took its identity back were not "
+                  "returned"),
+           errdetail("The IDs are of %s; since they were reserved, the lease of datacenter_id "
+                     "%d, worker_id %d lapsed, %s held it, and this node claimed it again with "
+                     "IDs from %s on. The other node may have issued these IDs.",
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(timestamp))),
+                     view.datacenter_id, view.worker_id,
+                     view.floor_host[0] != '\0' ? view.floor_host : "another node",
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.floor)))),
+           errhint("Try again: the next IDs lie above the floor.")));
   pg_unreachable();
 }
 
@@ -160,8 +180,8 @@ bool view_is_current(const View& view) {
 
 // Whether `view` lets this node issue now, with `wanted` (-1: any leased node).
 bool view_allows(const View& view, int64_t now_us, int64_t wanted) {
-  return view_is_current(view) && view.state == State::kHeld && now_us < view.valid_until_us &&
-         (wanted < 0 || view.node == wanted);
+  return lease::may_issue(grant_of(view, view_is_current(view)), now_us, wanted) ==
+         lease::Verdict::kAllowed;
 }
 
 }  // namespace
@@ -215,14 +235,23 @@ void confirm_registered_node(int64_t node, int64_t timestamp) {
   pg_memory_barrier();
   View view;
   read_view(&view, kHotSize);
-  if (likely(view_allows(view, lease_clock_us(), node))) {
-    if (likely(timestamp < view.ids_before)) return;
-    refuse_ids_before(timestamp);
+  switch (
+      lease::may_return(grant_of(view, view_is_current(view)), lease_clock_us(), node, timestamp)) {
+    case lease::Verdict::kAllowed:
+      return;
+    case lease::Verdict::kAtCap:
+      refuse_ids_before(timestamp);
+    case lease::Verdict::kBelowFloor:
+      refuse_below_floor(timestamp);
+    default:
+      break;
   }
   // Says why: the lease ran out, another node holds the identity, ...
   if (registered_node() != node) refuse_unconfirmed(view, false);
+  // The lease is held again, perhaps after a takeover: the same checks.
   read_view(&view, kHotSize);
   if (timestamp >= view.ids_before) refuse_ids_before(timestamp);
+  if (timestamp < view.floor) refuse_below_floor(timestamp);
 }
 
 void explain_clock_behind(int64_t last_timestamp, int64_t clock) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ctime>
 
+#include "../../core/lease.hpp"
 #include "../postgres.hpp"
 #include "../time.hpp"
 
@@ -61,21 +62,33 @@ struct View {
   // (kHeld) The ids_before of the last accepted claim or renewal, as a
   // timestamp of the layout: every ID returned lies below it.
   int64 ids_before;
+  // The floor inherited at the last takeover (a timestamp of the layout, 0 if
+  // none): every ID returned lies at or above it (lease::may_return).
+  int64 floor;
   // The rest, for errors and snowflake_registry_status().
   Holder mine;  // this node's row (kHeld); its identity also when contested
   int32 datacenter_id;
   int32 worker_id;
   int32 lease_ms;
   Holder other;  // kConflict
-  // The floor inherited at the last takeover (a timestamp of the layout, 0 if
-  // none) and the host of the node it was taken over from ("" if unknown).
-  int64 floor;
+  // The host of the node the floor came from ("" if unknown).
   char floor_host[kHostSize];
   TimestampTz error_at;
   char error[kErrorSize];
 };
 
 constexpr size_t kHotSize = offsetof(View, mine);
+
+// The hot part as the lease decisions (src/core/lease.hpp) take it.
+inline lease::Grant grant_of(const View& view, bool current) {
+  lease::Grant grant;
+  grant.held = current && view.state == State::kHeld;
+  grant.node = view.node;
+  grant.valid_until_us = view.valid_until_us;
+  grant.ids_before = view.ids_before;
+  grant.floor = view.floor;
+  return grant;
+}
 
 struct SharedRegistry {
   pg_atomic_uint32 changecount;  // odd while the worker writes `view`

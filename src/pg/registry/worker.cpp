@@ -34,12 +34,15 @@
 // Release. On a clean shutdown (SIGTERM) the worker publishes "released" (no
 // backend returns another ID: each reads the View after its reservation, with
 // a full barrier between), then reads last_id, and sets the row's ids_before
-// to 1 ms above that ID's timestamp (bounded by a second). A standby promoted
+// to 1 ms above that ID's timestamp (bounded by a second), if the row is still
+// as the last renewal the worker saw left it (a release that reaches the
+// registry late, after a restart's claim, changes nothing). A standby promoted
 // in a planned switchover then finds a floor already past. The lease is left
 // to run, so a restart within it keeps the identity and other nodes (another
 // system identifier, the same timeline) still wait for it.
 #include <algorithm>
 
+#include "../../core/lease.hpp"
 #include "../bound_check.hpp"
 #include "../durable.hpp"
 #include "../node.hpp"
@@ -62,8 +65,6 @@ using namespace registry;
 
 namespace {
 
-// After a failed attempt, the worker tries again this soon (or lease / 3).
-constexpr int64_t kRetryMs = 1000;
 // How often a standby looks whether it has been promoted.
 constexpr int64_t kRecoveryPollMs = 500;
 // Automatic leasing: picks in a row lost to other nodes before giving up for now.
@@ -87,12 +88,6 @@ bool registered_worker = false;
 
 int64_t lease_us() {
   return int64_t{settings.registry_lease_ms} * 1000;
-}
-int64_t renew_interval_us() {
-  return lease_us() / 3;
-}
-int64_t retry_us() {
-  return std::min(kRetryMs * 1000, renew_interval_us());
 }
 
 void log_state() {
@@ -146,7 +141,7 @@ void record_failure(const char* error) {
                       : 0));
     worker.logged_failure = true;
   }
-  worker.next_attempt_us = lease_clock_us() + retry_us();
+  worker.next_attempt_us = lease::retry_at_us(lease_clock_us(), lease_us());
 }
 
 void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& result) {
@@ -162,7 +157,7 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
   view.worker_id = worker_id;
   view.node = settings.layout.node(datacenter_id, worker_id);
   view.lease_ms = settings.registry_lease_ms;
-  view.valid_until_us = result.sent_us + lease_us() - lease_us() / 10;
+  view.valid_until_us = lease::valid_until_us(result.sent_us, lease_us());
   view.ids_before = settings.layout.timestamp_from_unix_ms(result.ids_before_ms);
   view.mine = result.row;
   strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
@@ -172,7 +167,7 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
     ereport(LOG, (errmsg("snowflake registry: reached the registry again")));
     worker.logged_failure = false;
   }
-  worker.next_attempt_us = result.sent_us + renew_interval_us();
+  worker.next_attempt_us = lease::renew_at_us(result.sent_us, lease_us());
 }
 
 void record_conflict(const Self& self, int datacenter_id, int worker_id,
@@ -186,7 +181,17 @@ void record_conflict(const Self& self, int datacenter_id, int worker_id,
   view.other = result.row;
   strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
   view.mine.timeline = self.timeline;
-  worker.next_attempt_us = lease_clock_us() + retry_us();
+  worker.next_attempt_us = lease::retry_at_us(lease_clock_us(), lease_us());
+}
+
+// The cap of the lease held on (datacenter_id, worker_id), in ms since 1970,
+// which a renewal's ids_before never goes below; 0 for a new claim.
+int64_t cap_of(int datacenter_id, int worker_id) {
+  const View& view = worker.view;
+  if (view.state != State::kHeld || view.datacenter_id != datacenter_id ||
+      view.worker_id != worker_id)
+    return 0;
+  return lease::cap_ms(settings.layout, view.ids_before);
 }
 
 // One round with the registry: claim or renew, and publish the outcome.
@@ -202,7 +207,8 @@ void attempt() {
   ClaimResult result;
   if (settings.worker_id >= 0) {
     const int datacenter_id = std::max(settings.datacenter_id, 0);
-    switch (claim(self, datacenter_id, settings.worker_id, &result, error)) {
+    switch (claim(self, datacenter_id, settings.worker_id,
+                  cap_of(datacenter_id, settings.worker_id), &result, error)) {
       case Claim::kClaimed:
         record_claim(self, datacenter_id, settings.worker_id, result);
         break;
@@ -237,14 +243,15 @@ void attempt() {
           worker.view.state = State::kExhausted;
           worker.view.node = -1;
           worker.view.valid_until_us = 0;
-          worker.next_attempt_us = lease_clock_us() + retry_us();
+          worker.next_attempt_us = lease::retry_at_us(lease_clock_us(), lease_us());
         }
         publish();
         return;
       }
     }
     have = false;
-    switch (claim(self, datacenter_id, worker_id, &result, error)) {
+    switch (
+        claim(self, datacenter_id, worker_id, cap_of(datacenter_id, worker_id), &result, error)) {
       case Claim::kClaimed:
         record_claim(self, datacenter_id, worker_id, result);
         publish();
@@ -308,7 +315,7 @@ void release() {
   if (generator == nullptr) return;
   const Layout& layout = settings.layout;
   const int64_t last = generator->state().last_id.load();
-  const int64_t ids_before = layout.unix_ms(layout.timestamp_of(last) + 1);
+  const int64_t ids_before = lease::release_ids_before_ms(layout, last);
 
   start_release();
   char error[kErrorSize];
@@ -316,7 +323,8 @@ void release() {
   describe_self(&self);
   bool released = false;
   if ((!connected() && !connect_registry(error)) ||
-      !release_row(self, datacenter_id, worker_id, ids_before, &released, error)) {
+      !release_row(self, datacenter_id, worker_id, view.mine.renewed_at, ids_before, &released,
+                   error)) {
     ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
                          datacenter_id, worker_id, error),
                   errdetail("The row keeps the ids_before of its last renewal.")));

@@ -1,0 +1,107 @@
+// The decisions of the registry protocol, without PostgreSQL: what a node may
+// do under its lease, what it reports to the registry, and what a claim hands
+// over. The registry worker and the backends (src/pg/registry/) do the I/O and
+// call these; so does the deterministic simulator (test/simulation/), which
+// drives them through crashes, clock steps and lost replies.
+//
+// The rules (src/pg/registry/worker.cpp and claim.cpp state why they keep two
+// nodes apart):
+//   - a node issues only while its monotonic clock reads less than
+//     valid_until = (that clock when the last accepted claim or renewal was
+//     sent) + lease - lease / 10;
+//   - every ID it returns lies below the ids_before of its last accepted claim
+//     or renewal (the cap), and at or above the floor a takeover inherited;
+//   - each claim or renewal reports an ids_before above every ID the node has
+//     issued or may issue under the lease it asks for, and never below what it
+//     reported before (the cap): a clock stepped back lowers nothing;
+//   - a release at shutdown applies only to the renewal it follows.
+#pragma once
+
+#include <cstdint>
+
+#include "layout.hpp"
+
+namespace snowflake::lease {
+
+// What a backend reads of its node's lease (the View's hot part in
+// PostgreSQL). Timestamps of the layout; times in microseconds of the
+// monotonic clock.
+struct Grant {
+  bool held = false;  // a lease is held for the identity settings in force
+  int64_t node = -1;  // the node field leased (held)
+  int64_t valid_until_us = 0;
+  int64_t ids_before = 0;  // the cap: every ID returned lies below it
+  int64_t floor = 0;       // inherited at the last takeover (0: none)
+};
+
+enum class Verdict : uint8_t {
+  kAllowed,     // issue (before reserving), or return the reserved IDs
+  kNotHeld,     // no lease for the settings in force
+  kExpired,     // the lease ran out by the monotonic clock
+  kOtherNode,   // the lease is for another node field than the one wanted
+  kAtCap,       // the IDs' unit is at or past the cap
+  kBelowFloor,  // reserved before a takeover raised the floor: another
+                // holder may have issued these IDs
+};
+
+// Before reserving: whether the node may issue with `wanted` (-1: any node
+// field leased) at `now_us`.
+Verdict may_issue(const Grant& grant, int64_t now_us, int64_t wanted) noexcept;
+
+// After reserving IDs of the unit `timestamp` for `node`: whether they may be
+// returned. The lease is checked again (the backend may have been paused past
+// it), and the IDs must lie in [floor, cap).
+Verdict may_return(const Grant& grant, int64_t now_us, int64_t node, int64_t timestamp) noexcept;
+
+// Every ID issued under a lease of lease_ms lies below this much after the
+// later of the clock and the last ID (ms).
+inline int64_t window_ms(int64_t lease_ms, int64_t max_lead_ms) noexcept {
+  return lease_ms + max_lead_ms + 1;
+}
+
+// The ids_before (ms since 1970) a claim or renewal reports: the later of the
+// clock and the last ID's unit, plus the window; never below `cap_ms`, the
+// ids_before of the last accepted claim or renewal of this lease (0: none).
+int64_t ids_before_to_report(int64_t clock_ms, int64_t last_id_ms, int64_t lease_ms,
+                             int64_t max_lead_ms, int64_t cap_ms) noexcept;
+
+// The monotonic time up to which a claim or renewal sent at `sent_us` lets the
+// node issue.
+inline int64_t valid_until_us(int64_t sent_us, int64_t lease_us) noexcept {
+  return sent_us + lease_us - lease_us / 10;
+}
+// When the next renewal goes out after one sent at `sent_us`.
+inline int64_t renew_at_us(int64_t sent_us, int64_t lease_us) noexcept {
+  return sent_us + lease_us / 3;
+}
+// When a failed attempt at `now_us` is tried again.
+inline int64_t retry_at_us(int64_t now_us, int64_t lease_us) noexcept {
+  constexpr int64_t kRetryUs = 1000 * 1000;
+  return now_us + (kRetryUs < lease_us / 3 ? kRetryUs : lease_us / 3);
+}
+
+// The cap a claim's answer sets: the row's ids_before (ms since 1970) as a
+// timestamp of the layout (the first unit that starts at or after it).
+inline int64_t cap_from_ids_before(const Layout& layout, int64_t ids_before_ms) noexcept {
+  return layout.timestamp_from_unix_ms(ids_before_ms);
+}
+// The cap back in ms since 1970, for ids_before_to_report's floor.
+inline int64_t cap_ms(const Layout& layout, int64_t cap) noexcept {
+  return cap > 0 ? layout.unix_ms(cap) : 0;
+}
+
+// The floor a claim's answer sets: the first unit at or after the largest
+// ids_before of the holders before (inherited_ms, ms since 1970; < 0 none), or
+// 0 when it is at or before the layout's epoch.
+inline int64_t floor_from_inherited(const Layout& layout, int64_t inherited_ms) noexcept {
+  if (inherited_ms <= layout.epoch_ms()) return 0;
+  return layout.timestamp_from_unix_ms(inherited_ms);
+}
+
+// At a clean shutdown: the ids_before (ms since 1970) the release reports, the
+// unit after the last ID's.
+inline int64_t release_ids_before_ms(const Layout& layout, int64_t last_id) noexcept {
+  return layout.unix_ms(layout.timestamp_of(last_id) + 1);
+}
+
+}  // namespace snowflake::lease

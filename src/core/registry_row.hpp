@@ -1,0 +1,66 @@
+// The registry's statements as pure functions of a row: what the claim and
+// the release (src/pg/registry/statements.hpp, the SQL the worker runs) do to
+// the row of one identity and answer. The simulator (test/simulation/) runs
+// its registry on these; a differential test there runs the SQL in a real
+// PostgreSQL on the same random inputs and requires the same rows and
+// answers, so the two cannot drift apart. The conditions are stated in
+// src/pg/registry/claim.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace snowflake::registry_row {
+
+// Who holds, or asks for, a row.
+struct Holder {
+  std::string system_identifier;  // decimal, as the numeric column
+  int64_t timeline = 0;
+  std::string host;
+  std::string data_directory;
+  bool operator==(const Holder& other) const {
+    return system_identifier == other.system_identifier && timeline == other.timeline &&
+           host == other.host && data_directory == other.data_directory;
+  }
+};
+
+// One row. Times in microseconds since 1970, as the registry's timestamptz
+// columns hold them.
+struct Row {
+  bool exists = false;
+  Holder holder;
+  int64_t claimed_at_us = 0;
+  int64_t renewed_at_us = 0;
+  int64_t expires_at_us = 0;
+  int64_t ids_before_us = 0;
+  bool has_inherited = false;  // inherited_ids_before IS NOT NULL
+  int64_t inherited_ids_before_us = 0;
+  bool operator==(const Row& other) const;
+};
+
+struct ClaimRequest {
+  Holder self;
+  int64_t lease_ms = 0;
+  int64_t ids_before_ms = 0;  // lease::ids_before_to_report
+  int64_t window_ms = 0;      // lease::window_ms
+};
+
+// The claim statement's answer (kClaim's one result row).
+struct ClaimAnswer {
+  bool claimed = false;
+  Row row;                     // the row after the statement
+  int64_t inherited_ms = -1;   // claimed: the largest ids_before of the holders before
+  bool taken = false;          // claimed from another holder
+  std::string taken_from;      // its host
+  int64_t ids_before_ms = -1;  // claimed: the row's ids_before
+};
+
+// Claims or renews `row` for the request at the registry's `now_us`.
+ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us);
+
+// The release at shutdown: the row's ids_before becomes ids_before_ms if the
+// row is still `self`'s and was last renewed at `renewed_at_us` (the renewal
+// the releasing node last saw accepted). Whether it applied.
+bool release(Row& row, const Holder& self, int64_t renewed_at_us, int64_t ids_before_ms);
+
+}  // namespace snowflake::registry_row

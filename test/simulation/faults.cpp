@@ -1,0 +1,138 @@
+// Faults: which, where and when, drawn from the seed (sim.hpp lists the
+// kinds; doc/simulation.md says how large each is).
+#include <algorithm>
+#include <cstdio>
+
+#include "simulation.hpp"
+
+namespace snowflake::sim {
+
+const char* fault_name(int fault) {
+  static const char* const names[kFaultKinds] = {
+      "crash",  "restart",    "step-forward", "step-back", "slew",      "partition",
+      "outage", "lost-reply", "late-message", "stall",     "promotion", "restore"};
+  return fault >= 0 && fault < kFaultKinds ? names[fault] : "?";
+}
+
+namespace {
+
+const char* const kMutantNames[] = {"none",           "no-floor",      "no-durable",   "no-confirm",
+                                    "no-floor-check", "no-cap-report", "stale-release"};
+
+}  // namespace
+
+bool parse_mutant(const std::string& name, Mutant* mutant) {
+  for (int i = 0; i < 7; i++) {
+    if (name == kMutantNames[i]) {
+      *mutant = static_cast<Mutant>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* mutant_name(Mutant mutant) {
+  return kMutantNames[static_cast<int>(mutant)];
+}
+
+void World::schedule_fault() {
+  const double per_us =
+      static_cast<double>(config_.nodes) * config_.faults_per_node_minute / 60000000.0;
+  if (per_us <= 0) return;
+  schedule(rng_.exponential(static_cast<int64_t>(1 / per_us)), EventKind::kFault, 0, 0, 0, 0);
+}
+
+// snowflake_restore_bound / snowflake_set_bound: the operator gives the bound
+// the original data directory had (bound_functions.cpp, adopt_bound).
+void World::operator_bound(Node& node, int64_t bound) {
+  node.storage_bound = std::max(node.storage_bound, bound);
+  node.bound_known = true;
+  if (node.up) node.generator->restore(node.storage_bound);
+}
+
+void World::inject_fault() {
+  if (active_.empty()) return;
+  Node& node = *nodes_[static_cast<size_t>(active_[rng_.next() % active_.size()])];
+  const int fault = static_cast<int>(rng_.range(0, kFaultKinds - 1));
+  const bool up = node.up;
+  switch (fault) {
+    case kCrash:
+      if (!up) return;
+      stop(node);
+      schedule(rng_.range(100000, 3000000), EventKind::kStart, node.index, 0, 0, 0);
+      break;
+    case kRestart: {
+      if (!up) return;
+      release(node);
+      // save_exact_bound (durable.cpp): every backend is gone.
+      const int64_t exact = layout_.timestamp_of(node.state->last_id.load()) + 1;
+      if (exact < node.state->durable_until.load()) node.storage_bound = exact;
+      stop(node);
+      schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
+      break;
+    }
+    case kStepForward:
+      node.wall.rebase(now_);
+      node.wall.base_us += rng_.range(100000, 30000000);
+      break;
+    case kStepBack:
+      node.wall.rebase(now_);
+      node.wall.base_us -= rng_.range(100000, 10000000);
+      break;
+    case kSlew:
+      node.wall.rebase(now_);
+      node.wall.rate_ppm = rng_.range(-500, 500);
+      break;
+    case kPartition:
+      node.partitioned_until = now_ + rng_.range(lease_us_ / 2, 3 * lease_us_);
+      break;
+    case kOutage:
+      // The registry's outages come at the rate of 50 nodes' draws, however
+      // many nodes there are (every 20th draw with 1,000 nodes).
+      if (++outage_draws_ % std::max(1, config_.nodes / 50) != 0) return;
+      outage_until_ = std::max(outage_until_, now_ + rng_.range(lease_us_ / 2, 2 * lease_us_));
+      break;
+    case kLostReply:
+      node.lose_next_reply = true;
+      break;
+    case kLateMessage:
+      node.delay_next_message = true;
+      break;
+    case kStall:
+      node.stall_next = static_cast<int>(rng_.range(1, 3));
+      break;
+    case kPromotion: {
+      // The standby, with the bound it replayed, in the node's place; the old
+      // primary (if it still runs) is fenced by the registry, then dies.
+      node.zombie = true;
+      active_.erase(std::find(active_.begin(), active_.end(), node.index));
+      schedule(rng_.range(0, 3 * lease_us_), EventKind::kZombieDeath, node.index, 0, 0, 0);
+      const int64_t replayed = node.replayed_bound;
+      Node& standby = add_node(node.identity, node.self.system_identifier, node.self.timeline + 1,
+                               node.self.host + "s");
+      standby.storage_bound = replayed;
+      standby.replayed_bound = replayed;
+      schedule(rng_.range(0, 1000000), EventKind::kStart, standby.index, 0, 0, 0);
+      break;
+    }
+    case kRestore:
+      // A point-in-time restore (a new timeline) without pg_snowflake/: no
+      // ID until the operator gives the original's bound.
+      if (up) stop(node);
+      node.bound_known = false;
+      node.self.timeline++;
+      schedule(rng_.range(500000, 3000000), EventKind::kStart, node.index, 0, 0, 0);
+      schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
+               node.storage_bound);
+      break;
+    default:
+      return;
+  }
+  figures_.faults[fault]++;
+  if (config_.trace)
+    std::printf("  %9.3f s  %-12s %s (timeline %lld)\n", static_cast<double>(now_) / 1e6,
+                fault_name(fault), node.self.host.c_str(),
+                static_cast<long long>(node.self.timeline));
+}
+
+}  // namespace snowflake::sim

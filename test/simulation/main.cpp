@@ -1,0 +1,146 @@
+// snowflake_sim: runs seeds of the simulation (doc/simulation.md) and prints
+// what they explored. Exit status 0 when no seed found a duplicate or an ID
+// out of order (with --expect-duplicate: when some seed found a duplicate, as
+// a mutant must); 1 otherwise; 2 on bad arguments.
+//
+//   snowflake_sim --seed 1 --seeds 20 --nodes 50 --duration-s 120
+//   snowflake_sim --seed 7 --nodes 1000 --trace          replays one seed
+//   snowflake_sim --mutant no-floor --seeds 50 --expect-duplicate
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "sim.hpp"
+
+using namespace snowflake::sim;
+
+namespace {
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "snowflake_sim: %s\n"
+               "usage: snowflake_sim [--seed N] [--seeds K] [--nodes N] [--backends N]\n"
+               "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
+               "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
+               "   stale-release]\n"
+               "  [--expect-duplicate] [--budget-s S] [--trace]\n",
+               why);
+  std::exit(2);
+}
+
+std::string replay_command(const Config& config) {
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "build/simulation/snowflake_sim --seed %llu --nodes %d --backends %d "
+                "--duration-s %lld --lease-ms %lld --gap-ms %lld --faults %g --mutant %s",
+                static_cast<unsigned long long>(config.seed), config.nodes, config.backends,
+                static_cast<long long>(config.duration_ms / 1000),
+                static_cast<long long>(config.lease_ms), static_cast<long long>(config.gap_ms),
+                config.faults_per_node_minute, mutant_name(config.mutant));
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config config;
+  uint64_t seeds = 1;
+  bool expect_duplicate = false;
+  double budget_s = 0;
+  for (int i = 1; i < argc; i++) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(("missing value after " + flag).c_str());
+      return argv[++i];
+    };
+    if (flag == "--seed")
+      config.seed = std::strtoull(value(), nullptr, 10);
+    else if (flag == "--seeds")
+      seeds = std::strtoull(value(), nullptr, 10);
+    else if (flag == "--nodes")
+      config.nodes = std::atoi(value());
+    else if (flag == "--backends")
+      config.backends = std::atoi(value());
+    else if (flag == "--duration-s")
+      config.duration_ms = std::atoll(value()) * 1000;
+    else if (flag == "--lease-ms")
+      config.lease_ms = std::atoll(value());
+    else if (flag == "--gap-ms")
+      config.gap_ms = std::atoll(value());
+    else if (flag == "--faults")
+      config.faults_per_node_minute = std::atof(value());
+    else if (flag == "--budget-s")
+      budget_s = std::atof(value());
+    else if (flag == "--expect-duplicate")
+      expect_duplicate = true;
+    else if (flag == "--trace")
+      config.trace = true;
+    else if (flag == "--mutant") {
+      if (!parse_mutant(value(), &config.mutant)) usage("unknown mutant");
+    } else {
+      usage(("unknown argument " + flag).c_str());
+    }
+  }
+  if (config.nodes < 1 || config.nodes > 1000) usage("--nodes must be 1 to 1000");
+  if (config.backends < 1 || config.lease_ms < 100 || config.gap_ms < 1 || seeds < 1)
+    usage("bad value");
+
+  const auto started = std::chrono::steady_clock::now();
+  Figures total;
+  uint64_t ran = 0, failing = 0;
+  const uint64_t first = config.seed;
+  for (uint64_t seed = first; seed < first + seeds; seed++) {
+    if (budget_s > 0 && ran > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >
+            budget_s)
+      break;
+    config.seed = seed;
+    const Figures figures = run(config);
+    ran++;
+    total.events += figures.events;
+    total.ids += figures.ids;
+    total.refused += figures.refused;
+    total.node_hours += figures.node_hours;
+    total.takeovers += figures.takeovers;
+    total.duplicates += figures.duplicates;
+    total.order_violations += figures.order_violations;
+    for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
+    if (figures.duplicates > 0 || figures.order_violations > 0) {
+      failing++;
+      std::printf(
+          "seed %llu: %llu duplicate(s), %llu ID(s) out of order; first: %s\n"
+          "  replay: %s --trace\n",
+          static_cast<unsigned long long>(seed),
+          static_cast<unsigned long long>(figures.duplicates),
+          static_cast<unsigned long long>(figures.order_violations),
+          figures.first_violation.c_str(), replay_command(config).c_str());
+      if (expect_duplicate && figures.duplicates > 0) break;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf(
+      "simulation (mutant %s): seeds %llu (from %llu), %d nodes, simulated %.1f "
+      "node-hours (%.4f node-years), %llu IDs, %llu refused after reserving, %llu "
+      "takeovers, %llu events, %.1f s\n",
+      mutant_name(config.mutant), static_cast<unsigned long long>(ran),
+      static_cast<unsigned long long>(first), config.nodes, total.node_hours,
+      total.node_hours / 8766, static_cast<unsigned long long>(total.ids),
+      static_cast<unsigned long long>(total.refused),
+      static_cast<unsigned long long>(total.takeovers),
+      static_cast<unsigned long long>(total.events), seconds);
+  std::printf("  faults:");
+  for (int k = 0; k < kFaultKinds; k++)
+    std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));
+  std::printf("\n  duplicates=%llu out-of-order=%llu\n",
+              static_cast<unsigned long long>(total.duplicates),
+              static_cast<unsigned long long>(total.order_violations));
+  if (expect_duplicate) {
+    if (total.duplicates > 0) return 0;
+    std::printf("  FAILED: the mutant %s yielded no duplicate\n", mutant_name(config.mutant));
+    return 1;
+  }
+  return failing == 0 ? 0 : 1;
+}

@@ -1,0 +1,73 @@
+// The deterministic simulator of the registry protocol (doc/simulation.md):
+// many nodes, each with the real generator (src/core/generator.hpp), the
+// real lease decisions (src/core/lease.hpp) and a registry that runs the real
+// claim statement's pure version (src/core/registry_row.hpp), driven through
+// simulated time with faults. One seed, one run: the same seed and flags
+// replay it event for event.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace snowflake::sim {
+
+// Faults injected, by kind.
+enum Fault : int {
+  kCrash,        // the node's processes die: memory lost, the durable bound kept
+  kRestart,      // clean shutdown (the release at shutdown) and start
+  kStepForward,  // the wall clock jumps forward
+  kStepBack,     // the wall clock jumps back
+  kSlew,         // the wall clock runs fast or slow for a while
+  kPartition,    // the node cannot reach the registry for a while
+  kOutage,       // the registry answers no one for a while
+  kLostReply,    // the registry applies a request, its reply is lost
+  kLateMessage,  // a request or release reaches the registry late
+  kStall,        // a backend pauses between its steps, up to leases
+  kPromotion,    // the node's standby (its replayed bound) is promoted
+  kRestore,      // a restore without pg_snowflake/, then the operator's bound
+  kFaultKinds
+};
+const char* fault_name(int fault);
+
+// Safeguards a mutant removes (the simulator must then find a duplicate).
+enum class Mutant {
+  kNone,
+  kNoFloor,       // a takeover does not raise the generator's floor
+  kNoDurable,     // IDs of a new unit without a durable bound first
+  kNoConfirm,     // the lease checked only before reserving, not after
+  kNoFloorCheck,  // after reserving, the floor not checked (before issue 29)
+  kNoCapReport,   // a renewal may report less than its cap (before issue 29)
+  kStaleRelease,  // the release matches any row of the holder (before issue 29)
+};
+bool parse_mutant(const std::string& name, Mutant* mutant);
+const char* mutant_name(Mutant mutant);
+
+struct Config {
+  uint64_t seed = 1;
+  int nodes = 50;
+  int backends = 2;              // per node
+  int64_t duration_ms = 120000;  // simulated
+  int64_t lease_ms = 3000;
+  int64_t gap_ms = 20;  // a backend's mean pause between IDs
+  double faults_per_node_minute = 3;
+  Mutant mutant = Mutant::kNone;
+  bool trace = false;  // print every fault
+};
+
+struct Figures {
+  uint64_t events = 0;
+  uint64_t ids = 0;
+  uint64_t refused = 0;  // reservations the lease decisions did not let out
+  double node_hours = 0;
+  uint64_t faults[kFaultKinds] = {};
+  uint64_t takeovers = 0;
+  uint64_t duplicates = 0;
+  uint64_t order_violations = 0;
+  std::string first_violation;
+};
+
+// One run: the figures, with every issued ID checked against every other and
+// each node's IDs against their order.
+Figures run(const Config& config);
+
+}  // namespace snowflake::sim

@@ -1,0 +1,72 @@
+// The World: the simulation's state and its steps (world.cpp), faults
+// (faults.cpp).
+#pragma once
+
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "world.hpp"
+
+namespace snowflake::sim {
+
+// True time starts here (µs since 1970: 2027-01-15), the registry's clock.
+constexpr int64_t kStartUs = 1800000000LL * 1000000;
+
+class World {
+ public:
+  explicit World(const Config& config);
+  Figures run();
+
+ private:
+  Node& add_node(int identity, const std::string& system, int64_t timeline,
+                 const std::string& host);
+  void schedule(int64_t delay_us, EventKind kind, int node, int backend, uint64_t incarnation,
+                int64_t a);
+  int64_t wall_ms(const Node& node) const;
+  int64_t mono(const Node& node) const;
+  bool reachable(const Node& node) const;
+  int64_t network_delay(Node& node);
+  int64_t step_delay(Node& node);
+  void start(Node& node);
+  void stop(Node& node);
+  void backend_check(Node& node, int b);
+  void backend_reserve(Node& node, int b);
+  void reserved(Node& node, int b, const Backend& run);
+  void backend_cas(Node& node, int b);
+  void durable_done(Node& node, int b, int64_t until);
+  void backend_confirm(Node& node, int b);
+  void emit(const Node& node, const Backend& backend);
+  void worker_tick(Node& node);
+  void worker_deadline(Node& node, uint64_t request);
+  void registry_claim(size_t index);
+  void worker_reply(Node& node, size_t index);
+  void release(Node& node);
+  void registry_release(size_t index);
+  void operator_bound(Node& node, int64_t bound);
+  void note(const std::string& what);
+  void dispatch(const Event& event);
+  void schedule_fault();
+  void inject_fault();
+
+  Config config_;
+  Rng rng_;
+  Layout layout_;
+  int64_t lease_us_;
+  int64_t max_lead_ms_ = 0;
+  int64_t now_ = 0;  // true time since the start, µs
+  uint64_t sequence_ = 0;
+  uint64_t requests_ = 0;
+  int64_t outage_until_ = 0;
+  int64_t outage_draws_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<int> active_;  // nodes faults may hit (not zombies)
+  std::vector<registry_row::Row> rows_;
+  std::vector<Message> messages_;
+  std::vector<std::pair<int64_t, int>> issued_;  // (ID, node)
+  Figures figures_;
+};
+
+}  // namespace snowflake::sim

@@ -1,0 +1,440 @@
+// The simulation's event loop: backends, workers, the registry and the
+// standbys as events in simulated time, each step calling the real core code
+// the PostgreSQL glue calls at that point (named in each comment). Faults are
+// in faults.cpp. doc/simulation.md states what is simulated and assumed.
+#include "world.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "simulation.hpp"
+
+namespace snowflake::sim {
+
+int64_t Rng::exponential(int64_t mean) {
+  const double u = (static_cast<double>(next() >> 11) + 1) * 0x1.0p-53;
+  return std::max<int64_t>(1, static_cast<int64_t>(-std::log(u) * static_cast<double>(mean)));
+}
+
+World::World(const Config& config)
+    : config_(config), rng_(config.seed), layout_(), lease_us_(config.lease_ms * 1000) {
+  // The seed chooses the run's max_lead: none, a little, or a lease.
+  const int64_t leads[] = {0, 50, config.lease_ms};
+  max_lead_ms_ = leads[rng_.range(0, 2)];
+  const int identities = std::max(1, config.nodes / 2);
+  rows_.resize(static_cast<size_t>(identities));
+  for (int i = 0; i < config.nodes; i++) {
+    Node& node = add_node(i % identities, std::to_string(i + 1), 1, "n" + std::to_string(i));
+    node.storage_bound = 0;
+    schedule(rng_.range(0, 2000) * 1000, EventKind::kStart, node.index, 0, 0, 0);
+  }
+  schedule_fault();
+}
+
+Node& World::add_node(int identity, const std::string& system, int64_t timeline,
+                      const std::string& host) {
+  auto node = std::make_unique<Node>();
+  node->index = static_cast<int>(nodes_.size());
+  node->identity = identity;
+  node->self = registry_row::Holder{system, timeline, host, "/data"};
+  // Clocks: the wall clock off by up to a second, both drifting (the lease
+  // clock by at most 100 ppm against the registry's: doc/simulation.md).
+  node->wall.base_true_us = now_;
+  node->wall.base_us = kStartUs + now_ + rng_.range(-1000000, 1000000);
+  node->wall.rate_ppm = rng_.range(-200, 200);
+  node->mono.base_true_us = now_;
+  node->mono.base_us = rng_.range(0, 1000000000);
+  node->mono.rate_ppm = rng_.range(-100, 100);
+  node->backends.resize(static_cast<size_t>(config_.backends));
+  nodes_.push_back(std::move(node));
+  active_.push_back(nodes_.back()->index);
+  return *nodes_.back();
+}
+
+void World::schedule(int64_t delay_us, EventKind kind, int node, int backend, uint64_t incarnation,
+                     int64_t a) {
+  queue_.push(Event{now_ + std::max<int64_t>(0, delay_us), sequence_++, kind, node, backend,
+                    incarnation, a});
+}
+
+int64_t World::wall_ms(const Node& node) const {
+  return node.wall.at(now_) / 1000 - layout_.epoch_ms();
+}
+
+int64_t World::mono(const Node& node) const {
+  return node.mono.at(now_);
+}
+
+bool World::reachable(const Node& node) const {
+  return now_ >= node.partitioned_until && now_ >= outage_until_;
+}
+
+int64_t World::network_delay(Node& node) {
+  int64_t delay = rng_.range(200, 3000);
+  if (node.delay_next_message) {
+    node.delay_next_message = false;
+    delay += rng_.range(lease_us_ / 4, 2 * lease_us_);
+  }
+  return delay;
+}
+
+int64_t World::step_delay(Node& node) {
+  if (node.stall_next > 0) {
+    node.stall_next--;
+    return rng_.range(lease_us_ / 2, 3 * lease_us_);
+  }
+  return rng_.range(1, 200);
+}
+
+// Postmaster start: the bound restored from the state file
+// (Generator::restore), an empty View, the worker and the backends.
+void World::start(Node& node) {
+  node.incarnation++;
+  node.up = true;
+  node.state = std::make_unique<GeneratorState>();
+  node.generator = std::make_unique<Generator>(*node.state, layout_);
+  if (node.bound_known) node.generator->restore(node.storage_bound);
+  node.grant = lease::Grant{};
+  node.request = 0;
+  node.next_attempt_mono = mono(node);
+  schedule(0, EventKind::kWorkerTick, node.index, 0, node.incarnation, 0);
+  for (int b = 0; b < config_.backends; b++)
+    schedule(rng_.range(0, 10000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
+}
+
+void World::stop(Node& node) {
+  node.up = false;
+  node.incarnation++;
+}
+
+// registered_node() (lease.cpp): lease::may_issue on the View.
+void World::backend_check(Node& node, int b) {
+  if (!node.bound_known ||
+      lease::may_issue(node.grant, mono(node), node.identity) != lease::Verdict::kAllowed) {
+    schedule(rng_.range(5000, 50000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
+    return;
+  }
+  schedule(step_delay(node), EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
+}
+
+// issue() (issue.cpp): Generator::reserve, the durable bound, the waits. A
+// backend paused inside reserve(), between its clock reading and its
+// compare-and-swap, is reserve() on a copy of the shared state whose CAS
+// (backend_cas) is tried on the real state after the pause.
+void World::backend_reserve(Node& node, int b) {
+  Policy policy;
+  policy.max_lead_ms = max_lead_ms_;
+  policy.clock_wait_budget_ms = 1000;
+  const int64_t wanted = rng_.range(1, 3);
+  const bool pause = node.stall_next > 0 && rng_.chance(0.5);
+  GeneratorState copy;
+  Generator copied(copy, layout_);
+  if (pause) {
+    copy.last_id.store(node.state->last_id.load());
+    copy.durable_until.store(node.state->durable_until.load());
+    copy.clock_high_water.store(node.state->clock_high_water.load());
+  }
+  Generator& generator = pause ? copied : *node.generator;
+  const Outcome outcome = generator.reserve(wall_ms(node), node.identity, wanted, policy);
+  switch (outcome.step) {
+    case Step::kIssued: {
+      Backend run{outcome.first_id, outcome.count, outcome.timestamp, 0, 0};
+      if (pause) {
+        run.expected_last = node.state->last_id.load();
+        run.new_last = copy.last_id.load();
+        node.backends[static_cast<size_t>(b)] = run;
+        schedule(step_delay(node), EventKind::kBackendCas, node.index, b, node.incarnation, 0);
+        return;
+      }
+      reserved(node, b, run);
+      return;
+    }
+    case Step::kNeedDurable: {
+      // make_durable (durable.cpp): the WAL record and state file, then the
+      // generator may issue up to the bound. A crash before it is done loses it.
+      const int64_t until = node.generator->durable_until_after(outcome.timestamp);
+      if (config_.mutant == Mutant::kNoDurable) {
+        node.generator->publish_durable(until);
+        schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
+        return;
+      }
+      schedule(rng_.range(500, 5000), EventKind::kDurableDone, node.index, b, node.incarnation,
+               until);
+      return;
+    }
+    case Step::kWaitForSequence:
+    case Step::kWaitForClock:
+      schedule((outcome.wait_until - outcome.clock) * 1000 + 1, EventKind::kBackendReserve,
+               node.index, b, node.incarnation, 0);
+      return;
+    default:  // kClockBehind and the rest: an error; the session tries again later
+      figures_.refused++;
+      schedule(rng_.range(50000, 200000), EventKind::kBackendCheck, node.index, b, node.incarnation,
+               0);
+      return;
+  }
+}
+
+void World::backend_cas(Node& node, int b) {
+  Backend& run = node.backends[static_cast<size_t>(b)];
+  int64_t expected = run.expected_last;
+  if (!node.state->last_id.compare_exchange_strong(expected, run.new_last)) {
+    schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
+    return;
+  }
+  reserved(node, b, run);
+}
+
+// The CAS succeeded: the IDs are this backend's, checked against the View
+// before they are returned (backend_confirm).
+void World::reserved(Node& node, int b, const Backend& run) {
+  if (run.first_id <= node.last_cas_id) {
+    figures_.order_violations++;
+    note("node " + node.self.host + " CAS'd ID " + std::to_string(run.first_id) + " after " +
+         std::to_string(node.last_cas_id));
+  }
+  node.last_cas_id = run.first_id + (run.count - 1) * layout_.sequence_step();
+  Backend& backend = node.backends[static_cast<size_t>(b)];
+  backend = run;
+  if (config_.mutant == Mutant::kNoConfirm) {
+    emit(node, backend);
+    schedule(rng_.exponential(config_.gap_ms * 1000), EventKind::kBackendCheck, node.index, b,
+             node.incarnation, 0);
+    return;
+  }
+  schedule(step_delay(node), EventKind::kBackendConfirm, node.index, b, node.incarnation, 0);
+}
+
+void World::durable_done(Node& node, int b, int64_t until) {
+  node.storage_bound = std::max(node.storage_bound, until);
+  node.generator->publish_durable(until);
+  // Streaming replication: the standby replays the bound record a little later.
+  schedule(rng_.range(100, 50000), EventKind::kReplay, node.index, 0, 0, until);
+  schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
+}
+
+// confirm_registered_node (lease.cpp): lease::may_return on the View.
+void World::backend_confirm(Node& node, int b) {
+  const Backend& backend = node.backends[static_cast<size_t>(b)];
+  lease::Grant grant = node.grant;
+  if (config_.mutant == Mutant::kNoFloorCheck) grant.floor = 0;
+  if (lease::may_return(grant, mono(node), node.identity, backend.timestamp) ==
+      lease::Verdict::kAllowed) {
+    emit(node, backend);
+  } else {
+    figures_.refused++;
+  }
+  schedule(rng_.exponential(config_.gap_ms * 1000), EventKind::kBackendCheck, node.index, b,
+           node.incarnation, 0);
+}
+
+void World::emit(const Node& node, const Backend& backend) {
+  for (int64_t i = 0; i < backend.count; i++)
+    issued_.push_back({backend.first_id + i * layout_.sequence_step(), node.index});
+  figures_.ids += static_cast<uint64_t>(backend.count);
+}
+
+// The worker's round (worker.cpp attempt()): a claim or renewal whose
+// ids_before is lease::ids_before_to_report, sent with a deadline.
+void World::worker_tick(Node& node) {
+  if (node.request != 0) return;
+  const int64_t now_mono = mono(node);
+  if (now_mono < node.next_attempt_mono) {
+    schedule(node.next_attempt_mono - now_mono, EventKind::kWorkerTick, node.index, 0,
+             node.incarnation, 0);
+    return;
+  }
+  node.request = ++requests_;
+  node.request_sent_mono = now_mono;
+  schedule(std::min<int64_t>(lease_us_ / 4, 10000000), EventKind::kWorkerDeadline, node.index, 0,
+           node.incarnation, static_cast<int64_t>(node.request));
+  if (!reachable(node)) return;  // lost on the way
+  const int64_t last_ms = layout_.unix_ms(layout_.timestamp_of(node.state->last_id.load()));
+  const int64_t cap =
+      config_.mutant == Mutant::kNoCapReport ? 0 : lease::cap_ms(layout_, node.grant.ids_before);
+  Message message;
+  message.node = node.index;
+  message.incarnation = node.incarnation;
+  message.request = node.request;
+  message.sent_mono = now_mono;
+  message.claim.self = node.self;
+  message.claim.lease_ms = config_.lease_ms;
+  message.claim.ids_before_ms =
+      lease::ids_before_to_report(node.wall.at(now_) / 1000, last_ms, config_.lease_ms,
+                                  max_lead_ms_, node.grant.held ? cap : 0);
+  message.claim.window_ms = lease::window_ms(config_.lease_ms, max_lead_ms_);
+  messages_.push_back(message);
+  schedule(network_delay(node), EventKind::kRegistryClaim, node.index, 0, 0,
+           static_cast<int64_t>(messages_.size() - 1));
+}
+
+void World::worker_deadline(Node& node, uint64_t request) {
+  if (node.request != request) return;
+  node.request = 0;  // record_failure: the View keeps a lease held
+  node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
+  schedule(node.next_attempt_mono - mono(node), EventKind::kWorkerTick, node.index, 0,
+           node.incarnation, 0);
+}
+
+// The registry: the claim statement's pure version at the registry's clock.
+void World::registry_claim(size_t index) {
+  Message& message = messages_[index];
+  Node& node = *nodes_[static_cast<size_t>(message.node)];
+  if (now_ < outage_until_) return;
+  registry_row::Row& row = rows_[static_cast<size_t>(node.identity)];
+  message.answer = registry_row::claim(row, message.claim, kStartUs + now_);
+  if (message.answer.taken) figures_.takeovers++;
+  if (node.lose_next_reply || !reachable(node)) {
+    node.lose_next_reply = false;
+    return;
+  }
+  schedule(rng_.range(200, 3000), EventKind::kWorkerReply, node.index, 0, message.incarnation,
+           static_cast<int64_t>(index));
+}
+
+// record_claim / record_conflict (worker.cpp), apply_inherited (claim.cpp).
+void World::worker_reply(Node& node, size_t index) {
+  const Message& message = messages_[index];
+  if (node.request != message.request) return;  // the deadline passed first
+  node.request = 0;
+  const registry_row::ClaimAnswer& answer = message.answer;
+  if (!answer.claimed) {
+    node.grant = lease::Grant{};
+    node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
+  } else {
+    lease::Grant& grant = node.grant;
+    if (!grant.held || answer.taken) grant.floor = 0;
+    const int64_t floor = lease::floor_from_inherited(layout_, answer.inherited_ms);
+    if (floor > 0 && config_.mutant != Mutant::kNoFloor) {
+      node.generator->raise_floor(floor);
+      grant.floor = std::max(grant.floor, floor);
+    }
+    grant.held = true;
+    grant.node = node.identity;
+    grant.valid_until_us = lease::valid_until_us(message.sent_mono, lease_us_);
+    grant.ids_before = lease::cap_from_ids_before(layout_, answer.ids_before_ms);
+    node.renewed_at_us = answer.row.renewed_at_us;
+    node.next_attempt_mono = lease::renew_at_us(message.sent_mono, lease_us_);
+  }
+  schedule(std::max<int64_t>(0, node.next_attempt_mono - mono(node)), EventKind::kWorkerTick,
+           node.index, 0, node.incarnation, 0);
+}
+
+// The release at a clean shutdown (worker.cpp release()): the View says
+// released first, then last_id gives the ids_before sent.
+void World::release(Node& node) {
+  if (!node.grant.held) return;
+  node.grant.held = false;
+  if (!reachable(node)) return;
+  Message message;
+  message.node = node.index;
+  message.is_release = true;
+  message.claim.self = node.self;
+  message.renewed_at_us = node.renewed_at_us;
+  message.release_ms = lease::release_ids_before_ms(layout_, node.state->last_id.load());
+  messages_.push_back(message);
+  schedule(network_delay(node), EventKind::kRegistryRelease, node.index, 0, 0,
+           static_cast<int64_t>(messages_.size() - 1));
+}
+
+void World::registry_release(size_t index) {
+  const Message& message = messages_[index];
+  if (now_ < outage_until_) return;
+  registry_row::Row& row =
+      rows_[static_cast<size_t>(nodes_[static_cast<size_t>(message.node)]->identity)];
+  // The mutant: the release statement before issue 29 (any row of the holder).
+  const int64_t renewed_at =
+      config_.mutant == Mutant::kStaleRelease ? row.renewed_at_us : message.renewed_at_us;
+  (void)registry_row::release(row, message.claim.self, renewed_at, message.release_ms);
+}
+
+void World::note(const std::string& what) {
+  if (figures_.first_violation.empty())
+    figures_.first_violation = "at " + std::to_string(now_ / 1000) + " ms: " + what;
+}
+
+void World::dispatch(const Event& event) {
+  Node& node = *nodes_[static_cast<size_t>(event.node)];
+  const bool live = node.up && event.incarnation == node.incarnation;
+  switch (event.kind) {
+    case EventKind::kBackendCheck:
+      if (live) backend_check(node, event.backend);
+      break;
+    case EventKind::kBackendReserve:
+      if (live) backend_reserve(node, event.backend);
+      break;
+    case EventKind::kBackendCas:
+      if (live) backend_cas(node, event.backend);
+      break;
+    case EventKind::kDurableDone:
+      if (live) durable_done(node, event.backend, event.a);
+      break;
+    case EventKind::kBackendConfirm:
+      if (live) backend_confirm(node, event.backend);
+      break;
+    case EventKind::kWorkerTick:
+      if (live) worker_tick(node);
+      break;
+    case EventKind::kWorkerDeadline:
+      if (live) worker_deadline(node, static_cast<uint64_t>(event.a));
+      break;
+    case EventKind::kWorkerReply:
+      if (live) worker_reply(node, static_cast<size_t>(event.a));
+      break;
+    case EventKind::kRegistryClaim:  // reaches the registry whatever became of the node
+      registry_claim(static_cast<size_t>(event.a));
+      break;
+    case EventKind::kRegistryRelease:
+      registry_release(static_cast<size_t>(event.a));
+      break;
+    case EventKind::kReplay:
+      node.replayed_bound = std::max(node.replayed_bound, event.a);
+      break;
+    case EventKind::kStart:
+      if (!node.up && !node.zombie) start(node);
+      break;
+    case EventKind::kOperatorBound:
+      operator_bound(node, event.a);
+      break;
+    case EventKind::kZombieDeath:
+      stop(node);
+      break;
+    case EventKind::kFault:
+      inject_fault();
+      schedule_fault();
+      break;
+  }
+}
+
+Figures World::run() {
+  const int64_t end = config_.duration_ms * 1000;
+  while (!queue_.empty() && queue_.top().at_us <= end) {
+    const Event event = queue_.top();
+    queue_.pop();
+    now_ = event.at_us;
+    figures_.events++;
+    dispatch(event);
+  }
+  figures_.node_hours = static_cast<double>(config_.nodes) * static_cast<double>(end) / 3.6e9;
+  // Every issued ID against every other: sorted, equal neighbours are duplicates.
+  std::sort(issued_.begin(), issued_.end());
+  for (size_t i = 1; i < issued_.size(); i++) {
+    if (issued_[i].first != issued_[i - 1].first) continue;
+    figures_.duplicates++;
+    const Node& a = *nodes_[static_cast<size_t>(issued_[i - 1].second)];
+    const Node& b = *nodes_[static_cast<size_t>(issued_[i].second)];
+    const std::string what = "ID " + std::to_string(issued_[i].first) + " issued by " +
+                             a.self.host + " (timeline " + std::to_string(a.self.timeline) +
+                             ") and " + b.self.host + " (timeline " +
+                             std::to_string(b.self.timeline) + ")";
+    if (figures_.duplicates == 1) figures_.first_violation = "duplicate " + what;
+  }
+  return figures_;
+}
+
+Figures run(const Config& config) {
+  World world(config);
+  return world.run();
+}
+
+}  // namespace snowflake::sim

@@ -1,0 +1,136 @@
+// The simulated world's parts: a deterministic random source, the nodes with
+// their clocks, and the event queue. world.cpp runs them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "generator.hpp"
+#include "lease.hpp"
+#include "registry_row.hpp"
+#include "sim.hpp"
+
+namespace snowflake::sim {
+
+// splitmix64: the same numbers from the same seed on every machine.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // In [low, high].
+  int64_t range(int64_t low, int64_t high) {
+    return low + static_cast<int64_t>(next() % static_cast<uint64_t>(high - low + 1));
+  }
+  bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
+  // Exponential with this mean, at least 1.
+  int64_t exponential(int64_t mean);
+
+ private:
+  uint64_t state_;
+};
+
+// A clock that runs at (1 + rate_ppm / 10^6) times true time, and steps.
+struct DriftingClock {
+  int64_t base_true_us = 0;
+  int64_t base_us = 0;
+  int64_t rate_ppm = 0;
+  int64_t at(int64_t true_us) const {
+    return base_us + (true_us - base_true_us) + (true_us - base_true_us) * rate_ppm / 1000000;
+  }
+  void rebase(int64_t true_us) {
+    base_us = at(true_us);
+    base_true_us = true_us;
+  }
+};
+
+struct Backend {
+  int64_t first_id = 0;  // reserved, not yet confirmed
+  int64_t count = 0;
+  int64_t timestamp = 0;
+  // Paused inside reserve(): the compare-and-swap still to do.
+  int64_t expected_last = 0;
+  int64_t new_last = 0;
+};
+
+struct Node {
+  int index = 0;
+  int identity = 0;  // the registry row (worker_id), also the node field
+  registry_row::Holder self;
+  uint64_t incarnation = 0;
+  bool up = false;
+  bool zombie = false;      // replaced by its promoted standby; dies soon
+  bool bound_known = true;  // false after a restore without pg_snowflake/
+  std::unique_ptr<GeneratorState> state;
+  std::unique_ptr<Generator> generator;
+  int64_t storage_bound = 0;   // durable (state file, WAL)
+  int64_t replayed_bound = 0;  // its standby's, replayed with a lag
+  DriftingClock wall;          // µs since 1970
+  DriftingClock mono;          // the lease clock
+  // The worker's View.
+  lease::Grant grant;
+  int64_t renewed_at_us = 0;  // of the last accepted claim or renewal
+  int64_t next_attempt_mono = 0;
+  uint64_t request = 0;  // the request in flight (0: none)
+  int64_t request_sent_mono = 0;
+  // Faults pending on this node.
+  int64_t partitioned_until = 0;
+  bool lose_next_reply = false;
+  bool delay_next_message = false;
+  int stall_next = 0;  // backend steps to stall
+  std::vector<Backend> backends;
+  int64_t last_cas_id = -1;  // every CAS of this data directory's lineage
+};
+
+enum class EventKind : uint8_t {
+  kBackendCheck,
+  kBackendReserve,
+  kBackendCas,
+  kDurableDone,
+  kBackendConfirm,
+  kWorkerTick,
+  kWorkerDeadline,
+  kWorkerReply,
+  kRegistryClaim,
+  kRegistryRelease,
+  kReplay,
+  kStart,
+  kOperatorBound,
+  kZombieDeath,
+  kFault,
+};
+
+struct Event {
+  int64_t at_us;
+  uint64_t sequence;  // ties break in the order of scheduling
+  EventKind kind;
+  int node;
+  int backend;
+  uint64_t incarnation;
+  int64_t a;  // per kind: a bound, a request number, ...
+  bool operator>(const Event& other) const {
+    return at_us != other.at_us ? at_us > other.at_us : sequence > other.sequence;
+  }
+};
+
+// A claim or release on its way to the registry, and the registry's answer.
+struct Message {
+  int node;
+  uint64_t incarnation;
+  uint64_t request;
+  int64_t sent_mono;
+  registry_row::ClaimRequest claim;
+  bool is_release = false;
+  int64_t renewed_at_us = 0;
+  int64_t release_ms = 0;
+  registry_row::ClaimAnswer answer;
+};
+
+}  // namespace snowflake::sim
