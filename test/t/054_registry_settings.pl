@@ -67,8 +67,10 @@ like($r->{message}, qr/outside the valid range .* \(1000$ms \.\. 3600000$ms\)/,
 # for; the message used to quote the whole value, password included.
 $node->append_conf('postgresql.conf',
 	"snowflake.registry = 'host=x password=sekrit nonsense'");
+# The reload must reach the session during its sleep (a backend reloads
+# between statements): 5 s, as a second was eaten by a loaded machine once.
 my $watcher = SnowflakeTest::start_sql($node,
-	"SET ROLE app;\nSET client_min_messages = debug5;\nSELECT pg_sleep(1);\nSELECT 1;",
+	"SET ROLE app;\nSET client_min_messages = debug5;\nSELECT pg_sleep(5);\nSELECT 1;",
 	name => 'debug_watcher');
 SnowflakeTest::backend_pid($node, 'debug_watcher');
 $node->reload;
