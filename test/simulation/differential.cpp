@@ -16,6 +16,7 @@
 
 #include "../../src/pg/registry/statements.hpp"
 #include "registry_row.hpp"
+#include "rng.hpp"
 
 using namespace snowflake;
 
@@ -23,15 +24,9 @@ namespace {
 
 PGconn* connection = nullptr;
 
-uint64_t state = 0;
-uint64_t next() {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+sim::Rng rng(1);
 int64_t range(int64_t low, int64_t high) {
-  return low + static_cast<int64_t>(next() % static_cast<uint64_t>(high - low + 1));
+  return rng.range(low, high);
 }
 
 std::string with_table(const char* text) {
@@ -140,7 +135,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint64_t cases = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2000;
-  state = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1;
+  rng = sim::Rng(argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1);
   connection = PQconnectdb(argv[1]);
   if (PQstatus(connection) != CONNECTION_OK) {
     std::fprintf(stderr, "differential: %s", PQerrorMessage(connection));
