@@ -21,6 +21,7 @@
 #include "bound_check.hpp"
 
 #include "durable.hpp"
+#include "library.hpp"
 #include "state_file.hpp"
 #include "node_memory.hpp"
 #include "postgres.hpp"
@@ -184,7 +185,7 @@ bool start_check_worker() {
   worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
   worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
   worker.bgw_restart_time = BGW_NEVER_RESTART;
-  strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
+  worker_library_name(worker.bgw_library_name, sizeof(worker.bgw_library_name));
   strlcpy(worker.bgw_function_name, "snowflake_bound_check_main", BGW_MAXLEN);
   snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake bound check of %s", c.asked_name);
   strlcpy(worker.bgw_type, "snowflake bound check", BGW_MAXLEN);

@@ -4,9 +4,14 @@
 // preload) it only defines the settings and the session's utility hook, so
 // decoding works and issuing IDs fails with an error that says what to add
 // to postgresql.conf.
+#include <dlfcn.h>
+
+#include <cstring>
+
 #include "bound_wal.hpp"
 #include "compat.hpp"
 #include "issue_functions.hpp"
+#include "library.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
 #include "registry/registry.hpp"
@@ -29,3 +34,16 @@ void _PG_init(void) {
 }
 
 }  // extern "C"
+
+namespace snowflake::pg {
+
+void worker_library_name(char* out, size_t size) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&worker_library_name), &info) != 0 &&
+      info.dli_fname != nullptr && strlen(info.dli_fname) < size)
+    strlcpy(out, info.dli_fname, size);
+  else
+    strlcpy(out, "snowflake", size);
+}
+
+}  // namespace snowflake::pg

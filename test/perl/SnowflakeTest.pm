@@ -843,6 +843,13 @@ sub wait_for_registry
 
 =over
 
+=item mapped_library($node, $first, $pid) => $paths
+
+The snowflake.so files a process of the node has mapped (its
+F</proc/PID/maps>, read by the server), sorted, joined by spaces: the
+session's own backend after running the SQL C<$first> in it (its output
+dropped), or, given C<$pid>, that process (a background worker's).
+
 =item log_tail($node, $lines) => $text
 
 The last C<$lines> (default 40) lines of the node's server log. At exit, if
@@ -852,6 +859,17 @@ here is printed with diag.
 =back
 
 =cut
+
+sub mapped_library
+{
+	my ($node, $first, $pid) = @_;
+	my $sql = defined $first ? "$first \\g /dev/null\n" : '';
+	$pid //= 'pg_backend_pid()';
+	my $maps = $node->safe_psql('postgres',
+		$sql . "SELECT pg_read_file('/proc/' || $pid || '/maps')");
+	my %paths = map { $_ => 1 } $maps =~ m{(\S*/snowflake\.so)$}mg;
+	return join(' ', sort keys %paths);
+}
 
 sub log_tail
 {

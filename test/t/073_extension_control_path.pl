@@ -57,18 +57,6 @@ ok(-f "$share/extension/snowflake--1.0.sql" && -f "$share/extension/snowflake--1
 	"... and the install and update scripts");
 ok(-f "$lib/snowflake.so", "$lib has the library");
 
-# The snowflake.so files a backend has mapped, as PostgreSQL's own files see
-# it, after running `$first` (SQL, its output dropped) in the same session.
-sub mapped_library
-{
-	my ($node, $first) = @_;
-	my $sql = defined $first ? "$first \\g /dev/null\n" : '';
-	my $maps = $node->safe_psql('postgres',
-		$sql . "SELECT pg_read_file('/proc/' || pg_backend_pid() || '/maps')");
-	my %paths = map { $_ => 1 } $maps =~ m{(\S*/snowflake\.so)$}mg;
-	return join(' ', sort keys %paths);
-}
-
 my @settings = (
 	"extension_control_path = '$share'",
 	"dynamic_library_path = '$lib:\$libdir'");
@@ -76,7 +64,7 @@ my @settings = (
 # --- with the preload ---------------------------------------------------
 my $preloaded = SnowflakeTest::init_node('preloaded', conf => \@settings);
 SnowflakeTest::start_node($preloaded);
-is(mapped_library($preloaded), "$lib/snowflake.so",
+is(SnowflakeTest::mapped_library($preloaded), "$lib/snowflake.so",
 	'preloaded: the server loaded snowflake.so from the directory of its own');
 is( $preloaded->safe_psql(
 		'postgres',
@@ -94,7 +82,7 @@ is( $preloaded->safe_psql(
 	'3/7', 'preloaded: it decodes to the node\'s identity');
 is($preloaded->safe_psql('postgres', 'SELECT ids_issued >= 1 FROM snowflake_status'),
 	't', 'preloaded: snowflake_status counts it');
-is(mapped_library($preloaded, "SELECT snowflake_nextval(), snowflake_decode($id)"),
+is(SnowflakeTest::mapped_library($preloaded, "SELECT snowflake_nextval(), snowflake_decode($id)"),
 	"$lib/snowflake.so",
 	'preloaded: a backend that ran the functions has only that snowflake.so');
 
@@ -114,13 +102,13 @@ $preloaded->stop;
 my $plain = SnowflakeTest::init_node('plain',
 	conf => [ @settings, "shared_preload_libraries = ''" ]);
 SnowflakeTest::start_node($plain);
-is(mapped_library($plain), '', 'plain: no backend loads snowflake.so at start');
+is(SnowflakeTest::mapped_library($plain), '', 'plain: no backend loads snowflake.so at start');
 $plain->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 is( $plain->safe_psql(
 		'postgres',
 		"SELECT datacenter_id || '/' || worker_id FROM snowflake_decode($id)"),
 	'3/7', 'plain: CREATE EXTENSION, and an ID decodes');
-is(mapped_library($plain, "SELECT snowflake_decode($id)"),
+is(SnowflakeTest::mapped_library($plain, "SELECT snowflake_decode($id)"),
 	"$lib/snowflake.so",
 	'plain: the functions loaded snowflake.so from the directory of its own');
 my $result = SnowflakeTest::try_sql($plain, 'SELECT snowflake_nextval()');

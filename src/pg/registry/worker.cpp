@@ -45,6 +45,7 @@
 #include "../../core/lease.hpp"
 #include "../bound_check.hpp"
 #include "../durable.hpp"
+#include "../library.hpp"
 #include "../node.hpp"
 #include "../settings.hpp"
 #include "../time.hpp"
@@ -444,7 +445,7 @@ void register_registry_worker() {
   // Also on a standby, where it waits for the promotion.
   registration.bgw_start_time = BgWorkerStart_ConsistentState;
   registration.bgw_restart_time = kRegistryRestartSeconds;
-  strlcpy(registration.bgw_library_name, "snowflake", BGW_MAXLEN);
+  worker_library_name(registration.bgw_library_name, sizeof(registration.bgw_library_name));
   strlcpy(registration.bgw_function_name, "snowflake_registry_main", BGW_MAXLEN);
   strlcpy(registration.bgw_name, kWorkerName, BGW_MAXLEN);
   strlcpy(registration.bgw_type, kWorkerName, BGW_MAXLEN);
@@ -457,7 +458,7 @@ void register_registry_worker() {
     const auto* registered = reinterpret_cast<const RegisteredBgWorker*>(
         reinterpret_cast<const char*>(link) - offsetof(RegisteredBgWorker, rw_lnode));
     if (strcmp(registered->rw_worker.bgw_function_name, "snowflake_registry_main") == 0 &&
-        strcmp(registered->rw_worker.bgw_library_name, "snowflake") == 0)
+        strcmp(registered->rw_worker.bgw_library_name, registration.bgw_library_name) == 0)
       registered_worker = true;
   }
 }
