@@ -233,25 +233,25 @@ void confirm_registered_node(int64_t node, int64_t timestamp) {
   // The reservation (a compare-and-swap on last_id) before the View: the
   // release at shutdown publishes the View first, then reads last_id.
   pg_memory_barrier();
-  View view;
-  read_view(&view, kHotSize);
-  switch (
-      lease::may_return(grant_of(view, view_is_current(view)), lease_clock_us(), node, timestamp)) {
-    case lease::Verdict::kAllowed:
-      return;
-    case lease::Verdict::kAtCap:
-      refuse_ids_before(timestamp);
-    case lease::Verdict::kBelowFloor:
-      refuse_below_floor(timestamp);
-    default:
-      break;
+  // The second pass, if any, under the lease registered_node() waited for
+  // (perhaps held again after a takeover): the same decision.
+  for (bool waited = false;; waited = true) {
+    View view;
+    read_view(&view, kHotSize);
+    switch (lease::may_return(grant_of(view, view_is_current(view)), lease_clock_us(), node,
+                              timestamp)) {
+      case lease::Verdict::kAllowed:
+        return;
+      case lease::Verdict::kAtCap:
+        refuse_ids_before(timestamp);
+      case lease::Verdict::kBelowFloor:
+        refuse_below_floor(timestamp);
+      default:
+        break;
+    }
+    // Says why: the lease ran out, another node holds the identity, ...
+    if (waited || registered_node() != node) refuse_unconfirmed(view, false);
   }
-  // Says why: the lease ran out, another node holds the identity, ...
-  if (registered_node() != node) refuse_unconfirmed(view, false);
-  // The lease is held again, perhaps after a takeover: the same checks.
-  read_view(&view, kHotSize);
-  if (timestamp >= view.ids_before) refuse_ids_before(timestamp);
-  if (timestamp < view.floor) refuse_below_floor(timestamp);
 }
 
 void explain_clock_behind(int64_t last_timestamp, int64_t clock) {
