@@ -217,8 +217,13 @@ is(scalar @index_conditions, 8, 'each shard scans its primary key by the range, 
   or diag $plan;
 is($coordinator->safe_psql('postgres', "SELECT count(*) FROM orders WHERE tenant = 3 AND $range"),
 	'100', "a tenant's time range finds its 100 rows");
+# Tenant 3's shard holds a few hundred rows, which a sequential scan reads
+# for less once autovacuum has analyzed them (a CI run saw it): what is shown
+# is that the (tenant, id) key serves the range, so sequential scans are off
+# for this query, on the shard too (Citus sends SET LOCAL along).
 $plan = $coordinator->safe_psql('postgres',
-	"EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE tenant = 3 AND $range");
+	"SET citus.propagate_set_commands = 'local'; BEGIN; SET LOCAL enable_seqscan = off;
+	 EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE tenant = 3 AND $range; COMMIT");
 like($plan, qr/Task Count: 1\b/, "a tenant's time range goes to one shard");
 like(
 	$plan,
