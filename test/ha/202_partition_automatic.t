@@ -55,6 +55,15 @@ my $cut = time;
 $lab->cut('a');
 my $taking_b = $node_b->start_psql('CALL issue(30, false, 1)');
 
+# Once a new connection from A hangs, no renewal of A reaches the registry: the
+# row's lease is A's last. It is read now, before B may take the identity over
+# (at the earliest 0.9 lease after A's last renewal, as in 201).
+my $hang = PartitionDrill::tcp_hangs($lab, 'a', $lab->address('reg'), 57020);
+cmp_ok($hang, '>=', 1.9, sprintf('cut: a new connection from A to the registry hangs (timed out after %.1f s)', $hang));
+my ($expires, $holder) = split /\|/, PartitionDrill::registry_row($registry, $DATACENTER, 0,
+	"extract(epoch FROM expires_at), host");
+like($holder, qr/:57021$/, 'registry: (5, 0) is still A\'s when the cut is confirmed');
+
 $r = NetnsPostgres::finish_psql($issuing_a);
 ok($r->{ok}, 'A: the issuing loop ended on a refusal') or diag $r->{stderr};
 my ($refused_at, $message) = split /\|/,
@@ -66,7 +75,6 @@ is($message, "snowflake identity lease for datacenter_id $DATACENTER, worker_id 
 	'A: refused, its lease has expired');
 cmp_ok($after_cut, '>', 0, "A: issued $after_cut IDs while cut, on its lease");
 cmp_ok($last_id_at, '<=', $cut + 0.9 * $LEASE, 'A: no ID later than 0.9 lease after the cut');
-my $expires = PartitionDrill::registry_row($registry, $DATACENTER, 0, 'extract(epoch FROM expires_at)');
 
 $r = NetnsPostgres::finish_psql($taking_b);
 ok($r->{ok}, 'B: the issuing loop ended') or diag $r->{stderr};
