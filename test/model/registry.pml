@@ -1,11 +1,12 @@
 /*
  * Two nodes of one identity, the registry's leases and takeovers, a streaming
  * standby that replays the bound and is promoted: the configurations
- * REG_TIME, REG_FAULT and LIVE of test/model/run.sh, checked
- * exhaustively; doc/model.md explains them and states what is bounded. Where
- * the model found a fault in today's code, the default is the fix and
- * today's behaviour the mutant named after the fault (STALL_RECLAIM,
- * RENEW_LOWERS, RELEASE_LATE). Every step names the function in src/ it
+ * REG_TIME, REG_LOST, REG_CRASH, REG_STEP, REG_2B, REG_FAULT and LIVE of
+ * test/model/run.sh; doc/model.md explains them and states what is
+ * bounded. Where the model found a fault in today's code, the default is
+ * the fix and today's behaviour the mutant named after the fault
+ * (STALL_RECLAIM, RENEW_LOWERS, RELEASE_LATE; NO_CAS removes a safeguard
+ * only two backends of one node can miss). Every step names the function in src/ it
  * models. (snowflake.pml is the NODE configuration: one node, two backends,
  * the durable bound step by step.)
  *
@@ -34,7 +35,19 @@
  * A6. Registry requests and replies may be late by any time, or lost (a
  *     timeout); a request the worker gave up on may still be applied later.
  *     The registry applies each statement atomically (one upsert).
- * A7. One ID per unit, one backend per node: a node's IDs are its units.
+ * A7. Each node has BACKENDS backends (2 in REG_2B, 1 in the other
+ *     configurations); their steps interleave with each other's, with their
+ *     node's registry worker's and with the other node's. One ID per unit:
+ *     a unit holds a single ID of a node (its sequence has one value), so
+ *     when the clock has not passed the node's last ID, successor() in
+ *     Generator::reserve takes the next unit (last_id + 1) if max_lead
+ *     allows, and waits otherwise; the compare-and-swap on last_id makes two
+ *     backends of one node take different units. Several IDs in one unit
+ *     (the sequence) are not modelled here (NODE has two per unit). A
+ *     reservation is one step: its read of last_id, its clock reading and
+ *     its compare-and-swap happen at one tick (a CAS that finds last_id
+ *     changed starts over); a clock reading older than its compare-and-swap,
+ *     which gives a lower ID, is not modelled.
  * A8. A backend's waits (the clock, max_lead, make_durable) are retries of
  *     Generator::reserve later, without a new registered_node() (issue()'s
  *     loop), or an error that ends the call.
@@ -42,6 +55,12 @@
 
 #ifndef TMAX
 #define TMAX 5
+#endif
+#ifndef BACKENDS
+#define BACKENDS 1      /* backends per node (A7): 1 or 2 */
+#endif
+#if BACKENDS != 1 && BACKENDS != 2
+#error BACKENDS is 1 or 2
 #endif
 #ifndef LEASE
 #define LEASE 2         /* snowflake.registry_lease, in units */
@@ -86,7 +105,8 @@
 #define LIVE_ON 1
 #define LIVE_OR(c) true
 #define LIVE_OR2(c) (c)
-#define BUSY(v) if :: n == 0 -> busy = v :: else -> skip fi
+#define BUSY(v) if :: n == 0 && v -> busy = busy | (1 << b) \
+                    :: n == 0 && !v -> busy = busy & ~(1 << b) :: else -> skip fi
 #else
 #define LIVE_ON 0
 #define LIVE_OR(c) (c)
@@ -125,8 +145,10 @@ bool rel; byte rel_n, rel_ib, rel_tl, rel_inc;
 /* ghosts */
 byte watched;                    /* one returned ID, chosen freely (0: none) */
 bool issued0;                    /* node 0 returned an ID (liveness) */
-byte bid[2];                     /* each backend's ID between its steps */
-bool busy;                       /* LIVE: node 0's backend between two waits */
+byte bid[2 * BACKENDS];          /* each backend's ID between its steps
+                                  * (backend b is of node b / BACKENDS) */
+byte busy;                       /* LIVE: node 0's backends between two
+                                  * waits, one bit each */
 
 inline clock_of(n, c) {          /* SystemClock::now() */
   c = now + off[n];
@@ -208,23 +230,36 @@ inline give(n, id) {
   assert(row_node == n || row_tl > tl[n]);
 #endif
   if :: watched == 0 -> watched = id :: true -> skip fi;
+#ifdef LIVE
   if :: n == 0 -> issued0 = true :: else -> skip fi
+#endif
 }
 
 /* confirm_registered_node()'s test of the View (e: the lease clock's error):
  * the lease, ids_before, and (the fix of fault (a)) the floor of the
  * current claim, which a reservation made before a reclaim may lie under */
 #ifdef MUTANT_STALL_RECLAIM
-#define FLOOR_OK(n) true
+#define FLOOR_OK(n, b) true
 #else
-#define FLOOR_OK(n) (bid[n] >= vfl[n])
+#define FLOOR_OK(n, b) (bid[b] >= vfl[n])
 #endif
 
-/* A backend: issue.cpp issue(). */
-proctype Backend(byte n) {
+/* A backend b of node n: issue.cpp issue(). The node's backends share
+ * last[n] (GeneratorState::last_id), the View and the bound; each has its
+ * own ID, lease reading and incarnation (me). A call that ends (an ID
+ * returned, an error, the backend gone with its node) forgets its ID and
+ * incarnation in the step that ends it (DONE), so the backend is back at
+ * registered_node() with nothing left of the call. */
+#define DONE me = 0; bid[b] = 0; BUSY(false); goto top
+/* a wait of reserve() (A8): a retry later, or an error that ends the call */
+#ifdef LIVE
+#define WAIT goto reserve
+#else
+#define WAIT if :: goto reserve :: DONE fi
+#endif
+proctype Backend(byte n; byte b) {
   byte me; short c; byte e; bool ok;
 top:
-  atomic { me = 0; bid[n] = 0; c = 0; e = 0; BUSY(false) };
   /* issuing_node() -> lease.cpp registered_node(): the lease only */
   do
 #ifndef LIVE
@@ -235,63 +270,71 @@ top:
        if :: VIEW_OK(n, e) -> me = inc[n]; e = 0; BUSY(true) :: else -> e = 0; goto top fi } -> break
   od;
 reserve:
-  /* Generator::reserve(): last_id, the clock, successor(), max_lead, the
-   * durable bound; the compare-and-swap (atomic here: the worker's
-   * raise_floor between the read and the CAS makes the CAS fail) */
+  /* Generator::reserve(): last_id, the clock, successor() (the next unit
+   * after last_id when the clock has not passed it: A7), max_lead, the
+   * durable bound; the compare-and-swap. One step here: whatever changes
+   * last_id between the read and the CAS (another backend's CAS, the
+   * worker's raise_floor) makes the CAS fail, and reserve() starts over
+   * from the value the CAS read, so only a reservation from the last_id of
+   * its CAS succeeds. */
   atomic {
-    if :: inc[n] != me -> goto top :: else -> skip fi;
+    if :: inc[n] != me -> DONE :: else -> skip fi;
     BUSY(true);
     clock_of(n, c);
-    bid[n] = MAX(c, last[n] + 1);
+    bid[b] = MAX(c, last[n] + 1);
     if
-    :: bid[n] > c + LEAD -> bid[n] = 0; c = 0; BUSY(false); goto wait  /* kWaitForClock */
-    :: bid[n] <= c + LEAD && bid[n] >= file[n] ->                  /* kNeedDurable */
+    :: bid[b] > c + LEAD -> bid[b] = 0; c = 0; BUSY(false); WAIT  /* kWaitForClock */
+    :: bid[b] <= c + LEAD && bid[b] >= file[n] ->                  /* kNeedDurable */
        /* durable.cpp make_durable(): record, state file, publish (A4) */
-       file[n] = MAX(file[n], bid[n] + DI);
-       if :: n == 0 -> wal0 = MAX(wal0, file[0]) :: else -> skip fi;
-       bid[n] = 0; c = 0; goto retry
+       file[n] = MAX(file[n], bid[b] + DI);
+       if :: n == 0 && role[1] == STANDBY -> wal0 = MAX(wal0, file[0]) :: else -> skip fi;
+       bid[b] = 0; c = 0;
+       WAIT                      /* in LIVE at once, the bound made durable */
     :: else ->
        c = 0;
-       last[n] = bid[n]
+#ifndef MUTANT_NO_CAS
+       last[n] = bid[b]
+#else
+       skip
+#endif
     fi
   };
+#ifdef MUTANT_NO_CAS
+  /* the mutant: last_id raised to the ID read before, not swapped from the
+   * value read (the worker's raise_floor is never undone, but two backends
+   * that read the same last_id take the same ID) */
+  atomic {
+    if :: inc[n] != me -> DONE :: else -> skip fi;
+    last[n] = MAX(last[n], bid[b])
+  };
+#endif
   /* lease.cpp confirm_registered_node(): the View after the reservation,
    * the lease by the node's own clock (A3) and ids_before */
   atomic {
-    if :: inc[n] != me -> goto top :: else -> skip fi;
+    if :: inc[n] != me -> DONE :: else -> skip fi;
     select(e : 0 .. DRIFT);
 #ifdef MUTANT_NO_CAP
-    ok = VIEW_OK(n, e) && FLOOR_OK(n);
+    ok = VIEW_OK(n, e) && FLOOR_OK(n, b);
 #else
-    ok = VIEW_OK(n, e) && bid[n] < vib[n] && FLOOR_OK(n);
+    ok = VIEW_OK(n, e) && bid[b] < vib[n] && FLOOR_OK(n, b);
 #endif
 #ifdef MUTANT_LEASE_BEFORE
-    ok = bid[n] < vib[n] && FLOOR_OK(n);  /* the lease was checked before reserving only */
+    ok = bid[b] < vib[n] && FLOOR_OK(n, b);  /* the lease was checked before reserving only */
 #endif
     e = 0;
-    if :: ok -> give(n, bid[n]); goto top :: else -> skip fi
+    if :: ok -> give(n, bid[b]); DONE :: else -> skip fi
   };
   /* the fallback: registered_node() reads the View again (it may wait for
-   * the worker), and the ID is returned if that View allows it */
+   * the worker), and the ID is returned if that View allows it, else
+   * refused: ereport(ERROR) */
   atomic {
-    if :: inc[n] != me -> goto top :: else -> skip fi;
+    if :: inc[n] != me -> DONE :: else -> skip fi;
     select(e : 0 .. DRIFT);
-    ok = VIEW_OK(n, e) && bid[n] < vib[n] && FLOOR_OK(n);
+    ok = VIEW_OK(n, e) && bid[b] < vib[n] && FLOOR_OK(n, b);
     e = 0;
-    if :: ok -> give(n, bid[n]); goto top :: else -> skip fi
+    if :: ok -> give(n, bid[b]) :: else -> skip fi;
+    DONE
   };
-  goto top;                      /* refused: ereport(ERROR) */
-retry:
-#ifdef LIVE
-  goto reserve;                  /* at once, with the bound made durable */
-#endif
-wait:
-  /* a retry of reserve() later (A8), or an error */
-#ifdef LIVE
-  goto reserve;
-#else
-  if :: goto reserve :: goto top fi;
-#endif
 done:
   skip
 }
@@ -320,6 +363,12 @@ inline record(n, ok, ib, inh, at, g) {
   fi
 }
 
+/* What a request, reply or release carried is forgotten once it is
+ * applied, recorded or lost (fewer states, the same behaviour) */
+#define FORGET_REQ(n) req_ib[n] = 0; req_sent[n] = 0; req_inc[n] = 0
+#define FORGET_REP(n) rep_ok[n] = false; rep_ib[n] = 0; rep_inh[n] = 0; rep_sent[n] = 0; rep_inc[n] = 0
+#define FORGET_REL rel_n = 0; rel_ib = 0; rel_tl = 0; rel_inc = 0
+
 #define CAN_SEND(n) (role[n] == PRIMARY && !req[n] && !rep[n] && !sent[n] && \
                      !(n == 0 && parted) && LIVE_OR(now < TMAX))
 
@@ -335,6 +384,9 @@ proctype World() {
    * the row moves one unit back (0 stays 0: long past) */
   :: atomic { now == TMAX && (role[0] != PRIMARY || sent[0] || parted) && !busy && !released[0] ->
        SHIFT(last[0]); SHIFT(file[0]); SHIFT(vu[0]); SHIFT(vib[0]); SHIFT(bid[0]);
+#if BACKENDS > 1
+       SHIFT(bid[1]);
+#endif
        SHIFT(row_exp); SHIFT(row_ib); SHIFT(row_inh);
        if :: row_exp != 0 && row_exp <= now -> row_exp = 0 :: else -> skip fi;
        if :: vu[0] != 0 && now - DRIFT >= vu[0] -> vu[0] = 0 :: else -> skip fi;
@@ -353,7 +405,7 @@ proctype World() {
        send_claim(n);
        apply_claim(n, req_ib[n], tl[n], inc[n], ok, u);
        record(n, ok, row_ib, u, now, inc[n]);
-       n = 0; ok = false; u = 0 }
+       FORGET_REQ(n); n = 0; ok = false; u = 0 }
   /* a round whose answer is late (A6): the request sent now, applied by
    * the registry later, its reply recorded later still or lost */
   :: atomic { lost < MAXLOST && (CAN_SEND(0) || CAN_SEND(1)) -> lost++;
@@ -368,11 +420,12 @@ proctype World() {
           rep_sent[n] = req_sent[n]; rep_inc[n] = req_inc[n]; rep[n] = true
        :: skip                 /* the reply lost: the worker gave up */
        fi;
-       n = 0; ok = false; u = 0 }
+       FORGET_REQ(n); n = 0; ok = false; u = 0 }
   :: atomic { rep[0] || rep[1] ->
        if :: rep[0] -> n = 0 :: rep[1] -> n = 1 fi;
        rep[n] = false;
-       record(n, rep_ok[n], rep_ib[n], rep_inh[n], rep_sent[n], rep_inc[n]); n = 0 }
+       record(n, rep_ok[n], rep_ib[n], rep_inh[n], rep_sent[n], rep_inc[n]);
+       FORGET_REP(n); n = 0 }
   /* release() at a clean shutdown (SIGTERM) of node n: "released"
    * published first (the backends read the View after reserving), then
    * last_id read and sent (kRelease); then the node stops (durable.cpp
@@ -386,11 +439,11 @@ proctype World() {
        if :: last[n] > 0 && last[n] + 1 < file[n] -> file[n] = last[n] + 1 :: else -> skip fi;
        start_node(n);
        if
-       :: apply_release()      /* at once */
+       :: apply_release(); FORGET_REL   /* at once */
        :: lost < MAXLOST -> lost++; rel = true   /* late (A6), or lost */
        fi;
        n = 0 }
-  :: atomic { rel -> rel = false; apply_release() }
+  :: atomic { rel -> rel = false; apply_release(); FORGET_REL }
   /* a clock step, forward or back (A2); not of node 0's clock in LIVE */
   :: atomic { steps < MAXSTEPS -> steps++; select(n : LIVE_ON .. STEP_HI);
        if
@@ -410,6 +463,7 @@ proctype World() {
   /* promotion: redo of the received WAL (restore), then a new timeline;
    * or a copy of node 0 started elsewhere on the same timeline (A5) */
   :: atomic { role[1] == STANDBY && !LIVE_ON -> file[1] = recv; role[1] = PRIMARY;
+       wal0 = 0; recv = 0;     /* streaming ends */
        if :: tl[1] = 2 :: tl[1] = 1 fi;
        start_node(1) }
 #ifndef LIVE
@@ -425,7 +479,10 @@ ltl live { <> issued0 }   /* node 0 eventually returns an ID */
 init {
   atomic {
     role[0] = PRIMARY; tl[0] = 1; role[1] = STANDBY; tl[1] = 1;
-    run Backend(0); run Backend(1);
+    run Backend(0, 0); run Backend(1, BACKENDS);
+#if BACKENDS > 1
+    run Backend(0, 1); run Backend(1, 3);
+#endif
     run World()
   }
 }

@@ -5,13 +5,23 @@
 #              clock steps, pg_upgrade and restores
 #   REG_TIME   test/model/registry.pml: two nodes, the registry, a standby
 #              promoted or a copy started; no fault but stalls, 5 units
-#   REG_FAULT  the same, a crash or clean restart (the release) and a lost
-#              or late message or a partition: too large to be exhaustive
-#              here, so only the bounds of the mutants that need those faults
+#   REG_LOST, REG_CRASH, REG_STEP
+#              the same for 3 units with one fault each: one lost or late
+#              message or a partition; one crash or clean restart (with its
+#              release); one clock step of either node
+#   REG_2B     the same with two backends per node, which interleave with
+#              each other (the compare-and-swap on last_id); no fault but
+#              stalls, 4 units
+#   REG_2B_LOST, REG_2B_CRASH, REG_2B_STEP
+#              two backends per node with each fault alone, 2 units
+#   REG_FAULT  the same, a crash or clean restart and a lost or late message
+#              or a partition together: too large to be exhaustive here, so
+#              only the bounds of the mutants that need those faults
 #   LIVE       the same file: a node with a good clock and a reachable
 #              registry eventually issues (an LTL property, weak fairness)
 # Prints states explored, depth, errors and seconds of each run.
-# doc/model.md says what each one bounds.
+# doc/model.md says what each one bounds. MODEL_JOBS (default 2, the
+# machine's cores) is how many searches run at a time.
 set -euo pipefail
 cd "$(dirname "$0")"
 work=$(mktemp -d /tmp/snowflake-model.XXXXXX)
@@ -23,6 +33,20 @@ NODE=(snowflake.pml safety -DTMAX=3 -DMAXCRASH=1 -DMAXSTEPS=1)
 REG_FAULT=(registry.pml safety -DTMAX=4 -DMAXSTEPS=0 -DMAXCRASH=1 -DMAXLOST=1)
 # shellcheck disable=SC2034
 REG_TIME=(registry.pml safety -DTMAX=5 -DMAXSTEPS=0 -DMAXCRASH=0 -DMAXLOST=0)
+# shellcheck disable=SC2034
+REG_LOST=(registry.pml safety -DTMAX=3 -DMAXSTEPS=0 -DMAXCRASH=0 -DMAXLOST=1)
+# shellcheck disable=SC2034
+REG_CRASH=(registry.pml safety -DTMAX=3 -DMAXSTEPS=0 -DMAXCRASH=1 -DMAXLOST=0)
+# shellcheck disable=SC2034
+REG_STEP=(registry.pml safety -DTMAX=3 -DMAXSTEPS=1 -DMAXCRASH=0 -DMAXLOST=0)
+# shellcheck disable=SC2034
+REG_2B=(registry.pml safety -DBACKENDS=2 -DTMAX=4 -DMAXSTEPS=0 -DMAXCRASH=0 -DMAXLOST=0)
+# shellcheck disable=SC2034
+REG_2B_LOST=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=0 -DMAXCRASH=0 -DMAXLOST=1)
+# shellcheck disable=SC2034
+REG_2B_CRASH=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=0 -DMAXCRASH=1 -DMAXLOST=0)
+# shellcheck disable=SC2034
+REG_2B_STEP=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=1 -DMAXCRASH=0 -DMAXLOST=0)
 # shellcheck disable=SC2034
 LIVE=(registry.pml live -DLIVE -DLEASE=3 -DDRIFT=0 -DTMAX=3 -DMAXSTEPS=1 -DMAXCRASH=1 -DMAXLOST=0)
 
@@ -44,6 +68,7 @@ mutants=(
     "RENEW_LOWERS REG_TIME -DMUTANT_RENEW_LOWERS -DTMAX=3 -DMAXSTEPS=2 -DMAXLOST=1 -DSTEP_HI=0"
     "RELEASE_LATE REG_FAULT"
     "LIVE_UNREACHABLE LIVE -DMUTANT_LIVE_UNREACHABLE -DMAXLOST=1"
+    "NO_CAS REG_2B"
 )
 
 # check NAME FILE KIND SPIN-DEFINES...: prints "NAME: states, depth, errors,
@@ -80,12 +105,12 @@ check() {
     echo "$errors" >"$dir/errors"
 }
 
-# two at a time: the machine has two cores
+# MODEL_JOBS at a time
 throttle() {
-    [ "$(jobs -rp | wc -l)" -lt 2 ] || wait -n
+    [ "$(jobs -rp | wc -l)" -lt "${MODEL_JOBS:-2}" ] || wait -n
 }
 
-configs=(NODE REG_TIME LIVE)
+configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
 status=0
 layer_start=$(date +%s)
 for config in "${configs[@]}"; do
