@@ -39,10 +39,12 @@ source scripts/postgresql.sh
 
 # The clang and LLVM that Debian's build of each major was configured with
 # (CLANG and LLVM_CONFIG in its Makefile.global): PGXS compiles LLVM bitcode
-# for the JIT with exactly that clang. And the pgx (Go's PostgreSQL driver)
-# its Debian release packages, for the clients layer.
+# for the JIT with exactly that clang. And, for the clients layer, the pgx
+# (Go's PostgreSQL driver) its Debian release packages, and its Rust crates
+# beyond tokio-postgres (sqlx and Diesel: trixie on).
+rust_orms=(librust-sqlx-dev librust-diesel-dev)
 case $PG_MAJOR in
-    15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) ;;  # bookworm
+    15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) rust_orms=() ;;  # bookworm
     17) llvm=19 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # trixie
     18) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # forky, sid
     19) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # experimental, on forky and sid
@@ -158,6 +160,9 @@ clients=(
     php-doctrine-dbal php-doctrine-orm
     libdbd-pg-perl                          # Perl's DBI driver
     libpqxx-dev                             # C++ (g++ is in the runtime set)
+    cargo librust-tokio-postgres-dev        # Rust, built offline from Debian's crate registry
+    librust-tokio-dev librust-serde-dev librust-serde-derive-dev librust-serde-json-dev
+    "${rust_orms[@]}"                       # sqlx, Diesel: trixie on
 )
 
 # The monitoring layer (scripts/test.sh monitoring, test/monitoring/): the

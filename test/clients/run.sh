@@ -11,7 +11,8 @@
 #   test/clients/run.sh psycopg knex    some (the names are in CLIENTS below)
 #
 # It installs the npm packages of test/clients/node/package-lock.json into
-# test/clients/node/node_modules (npm ci, only when the lock file changed),
+# test/clients/node/node_modules (npm ci, without install scripts, only when
+# the lock file changed),
 # then runs in a network namespace of its own: the server listens on its
 # loopback (pgjdbc speaks TCP only), where no other server on this machine can
 # be, and the namespace goes away with the layer. Each client gets a database
@@ -20,7 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 CLIENTS=(snippets psycopg psycopg2 sqlalchemy django pgjdbc hibernate activerecord
-    node-postgres knex sequelize typeorm drizzle pgx pdo laravel doctrine dbd-pg libpqxx json)
+    node-postgres knex sequelize typeorm drizzle postgres-js kysely mikro-orm prisma pgx pdo laravel doctrine
+    dbd-pg libpqxx tokio-postgres sqlx diesel json)
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh
@@ -33,7 +35,10 @@ if [ -z "${SNOWFLAKE_CLIENTS_NETNS:-}" ]; then
     if ! sha256sum --status -c "$stamp" 2>/dev/null; then
         echo "npm ci (test/clients/node, from $lock)"
         started=$SECONDS
-        (cd test/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+        # No install scripts: Prisma's are a check that fails the install on
+        # a Node.js it does not support (bookworm's 18), and a download of
+        # its schema engine, which this machine cannot reach.
+        (cd test/clients/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
         echo "npm ci: $((SECONDS - started)) s"
         sha256sum "$lock" >"$stamp"
     fi
@@ -104,6 +109,70 @@ libpqxx_run() {
         timeout --kill-after=10 300 "build/clients/libpqxx_test-$PG_MAJOR"
 }
 
+# A Rust client (test/clients/rust/CRATE): built offline from Debian's crate
+# registry (test/clients/rust/.cargo/config.toml, which cargo reads from the
+# directory it runs in), debug profile without debug information (nothing
+# here reads it; tokio-postgres's build, alone on a 2-core machine: 60 s
+# instead of 70), into build/clients/rust, then run.
+# Where the release packages no such crate (sqlx and Diesel before trixie),
+# the test is skipped, saying so. The lock file is resolved anew each time
+# against this release's registry.
+# Diesel is skipped too where Debian's diesel_derives and dsl_auto_type use
+# different majors of syn: rustc refuses to build the mix (forky's 2.3.10,
+# syn 3, and 0.2.0, syn 2: "multiple different versions of crate `syn`").
+export CARGO_TARGET_DIR=$ROOT/build/clients/rust CARGO_PROFILE_DEV_DEBUG=false
+syn_majors() {
+    local crate
+    for crate in "$@"; do
+        sed -n '/^\[dependencies.syn\]/{n;s/^version = "\([0-9]*\).*/\1/p}' /usr/share/cargo/registry/"$crate"-[0-9]*/Cargo.toml
+    done | sort -u | paste -sd ' '
+}
+rust_run() {
+    local crate=$1 release started majors
+    release=$(. /etc/os-release && echo "Debian ${VERSION_CODENAME:-$VERSION_ID}")
+    if ! compgen -G "/usr/share/cargo/registry/$crate-[0-9]*" >/dev/null; then
+        echo "ok - $crate # SKIP $release packages no $crate crate"
+        return 0
+    fi
+    majors=$([ "$crate" != diesel ] || syn_majors diesel_derives dsl_auto_type)
+    if [[ "$majors" == *" "* ]]; then
+        echo "ok - $crate # SKIP $release's diesel_derives and dsl_auto_type use syn $majors: they do not build together"
+        return 0
+    fi
+    started=$SECONDS
+    (cd "test/clients/rust/$crate" && rm -f Cargo.lock && cargo build --offline --quiet) || return 1
+    echo "cargo build: $((SECONDS - started)) s"
+    timeout --kill-after=10 300 "build/clients/rust/debug/snowflake-$crate"
+}
+
+# A Node test (node's test runner, one process), or where this Node.js is
+# older than its npm packages' engines field allows (bookworm's nodejs is 18),
+# its skip, with the reason (test/clients/node/engines.js).
+node_test() {
+    local file=$1 too_old
+    shift
+    if too_old=$(node test/clients/node/engines.js "$@"); then
+        timeout --kill-after=10 300 node --test "$file"
+    else
+        echo "ok 1 - $file # SKIP $too_old"
+    fi
+}
+
+# The Prisma test: its client generated from test/clients/node/prisma/
+# schema.prisma (prisma generate runs offline, but first checks for Prisma's
+# schema engine, a binary it would download and that generate does not run:
+# any file named by PRISMA_SCHEMA_ENGINE_BINARY passes that check), then run.
+prisma_run() {
+    local too_old
+    if too_old=$(node test/clients/node/engines.js prisma @prisma/client @prisma/adapter-pg); then
+        (cd test/clients/node && CHECKPOINT_DISABLE=1 PRISMA_SCHEMA_ENGINE_BINARY=/bin/false \
+            timeout --kill-after=10 120 node_modules/.bin/prisma generate) &&
+            timeout --kill-after=10 300 node --test test/clients/node/prisma.test.mjs
+    else
+        echo "ok 1 - prisma # SKIP $too_old"
+    fi
+}
+
 # An empty database with the extension.
 fresh_database() {
     cluster_psql clients -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"
@@ -126,7 +195,12 @@ client_command() {
         pdo | laravel | doctrine) echo "$limit php test/clients/php/$1_test.php" ;;
         dbd-pg) echo "$limit perl test/clients/perl/dbd_pg.t" ;;
         libpqxx) echo "libpqxx_run" ;;
+        tokio-postgres | sqlx | diesel) echo "rust_run $1" ;;
         node-postgres | knex | sequelize | typeorm | drizzle | json) echo "$limit node --test test/clients/node/$1.test.js" ;;
+        postgres-js) echo "node_test test/clients/node/$1.test.mjs postgres" ;;
+        kysely) echo "node_test test/clients/node/$1.test.mjs kysely" ;;
+        mikro-orm) echo "node_test test/clients/node/$1.test.mjs @mikro-orm/core @mikro-orm/postgresql" ;;
+        prisma) echo "prisma_run" ;;
         *) return 1 ;;
     esac
 }
@@ -183,9 +257,10 @@ printf '\n=== versions ===\n'
 { dpkg-query -W -f='${db:Status-Abbrev}${Package} ${Version}\n' python3 python3-psycopg python3-psycopg2 \
     python3-sqlalchemy python3-django default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ruby \
     ruby-activerecord ruby-pg golang-go 'golang-github-jackc-pgx-v*-dev' nodejs php-cli php-illuminate-database \
-    php-doctrine-dbal php-doctrine-orm libdbd-pg-perl libpqxx-dev 2>/dev/null || true; } |
+    php-doctrine-dbal php-doctrine-orm libdbd-pg-perl libpqxx-dev rustc librust-tokio-postgres-dev librust-sqlx-dev \
+    librust-diesel-dev librust-serde-json-dev 2>/dev/null || true; } |
     sed -n 's/^ii *//p' | paste -sd ',' | sed 's/,/, /g'
-for package in pg knex sequelize typeorm drizzle-orm; do
+for package in pg knex sequelize typeorm drizzle-orm postgres kysely @mikro-orm/core prisma @prisma/client @prisma/adapter-pg; do
     printf '%s %s\n' "$package" "$(node -p "require('./test/clients/node/node_modules/$package/package.json').version")"
 done | paste -sd ',' | sed 's/,/, /g'
 

@@ -96,7 +96,8 @@ def main(mode):
     # Every region of every test file is shown, so none is kept for nothing.
     for path in sorted(CHECKOUT.glob("test/**/*")):
         if path.is_file() and "node_modules" not in path.parts and path.suffix in {
-            ".py", ".js", ".java", ".rb", ".go", ".sql", ".sh", ".php", ".t", ".cpp"
+            ".py", ".js", ".mjs", ".java", ".rb", ".go", ".sql", ".sh", ".php", ".t", ".cpp", ".rs", ".toml",
+            ".prisma"
         } and path.name != "snippets.py":
             relative = str(path.relative_to(CHECKOUT))
             for name in regions(relative):

@@ -99,7 +99,7 @@ test('JSON from a node in the javascript layout: to_json and json_agg arrive exa
 
 // The languages whose tests leave their JSON: run before this one, in this
 // run of the layer (test/clients/run.sh names them).
-const writers = { psycopg: 'python', activerecord: 'ruby', pgx: 'go', laravel: 'php' };
+const writers = { psycopg: 'python', activerecord: 'ruby', pgx: 'go', laravel: 'php', 'tokio-postgres': 'rust' };
 const ran = (process.env.SNOWFLAKE_CLIENTS_RAN || '').split(' ');
 for (const [client, language] of Object.entries(writers)) {
   test(`JSON from ${language} (${client}): its default loses digits, its safe form does not`, { skip: !ran.includes(client) && `${client} did not run` }, () => {
