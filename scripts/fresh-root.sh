@@ -47,6 +47,11 @@
 #   /usr/sbin/policy-rc.d forbids service starts, so the postgresql packages
 #   do not start the `main` cluster they create. The scripts never use that
 #   cluster; without it, nothing in the root listens on the network.
+#   Each unpacked root also gets /etc/dpkg/dpkg.cfg.d/snowflake-unsafe-io
+#   (force-unsafe-io, as in Debian's container images): dpkg then skips its
+#   fsync of every unpacked file, which a root that lives for one run does
+#   not need. The clients root's Rust crates (633 packages) installed in
+#   155 s instead of 440 (forky, beside one other root).
 # - The root shares the host's network namespace (apt needs the network),
 #   and its view of the network: the host's /etc/resolv.conf, and the host's
 #   trusted certificates as /etc/ssl/host-ca-certificates.crt, which the
@@ -255,6 +260,9 @@ log "unpacking a pristine root in $ROOT"
 tar --numeric-owner -C "$ROOT" -xpf "$TARBALL"
 chmod 755 "$ROOT"  # mktemp made it 0700: the postgres user must reach /
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# dpkg without an fsync per file, as Debian's container images set it: a root
+# lives for one run, and a crash loses it whole anyway.
+echo force-unsafe-io >"$ROOT/etc/dpkg/dpkg.cfg.d/snowflake-unsafe-io"
 host_certificates=
 if [ -r /etc/ssl/certs/ca-certificates.crt ]; then
     mkdir -p "$ROOT/etc/ssl"

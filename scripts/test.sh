@@ -53,11 +53,11 @@
 #                                    claim statement against its pure version
 #                                    in a real PostgreSQL
 #   scripts/test.sh clients          the clients layer: drivers and ORMs of
-#                                    Python, Java, Ruby, Go, Node, PHP, Perl
-#                                    and C++ against a server, running
+#                                    Python, Java, Ruby, Go, Node, PHP, Perl,
+#                                    C++ and Rust against a server, running
 #                                    doc/clients.md's recipes (test/clients/;
-#                                    it installs a JDK, Ruby, Go, Node.js and
-#                                    PHP)
+#                                    it installs a JDK, Ruby, Go, Node.js, PHP
+#                                    and Rust)
 #   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
 #   scripts/test.sh monitoring       the monitoring layer: Debian's
 #                                    prometheus-postgres-exporter with
@@ -65,6 +65,10 @@
 #                                    server, its metrics checked against the
 #                                    views; promtool on the alert rules
 #                                    (test/monitoring/run.sh)
+#   scripts/test.sh --except clients every layer but the one named (repeat
+#                                    --except for more); CI runs the clients
+#                                    layer in a root of its own beside the
+#                                    others (.ci/run)
 #   scripts/test.sh tap test/t/010_restart.pl
 #                                    some cluster tests only
 #   scripts/test.sh citus test/citus/NNN.pl
@@ -79,20 +83,41 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
+# Every layer runs in this order, however they were named: upgrade last, as
+# it adds another Debian release's archive to apt's sources.
+ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap ha regress citus clients monitoring upgrade)
+is_layer() { [[ " ${ALL_LAYERS[*]} " == *" $1 "* ]]; }
+
 layers=()
 tap_tests=()
 citus_tests=()
 ha_tests=()
 clients=()
-for argument in "$@"; do
+excepted=()
+while [ $# -gt 0 ]; do
+    argument=$1
+    shift
     case $argument in
-        unit | model | simulation | fuzz | sql | sqlsmith | sanitize | tap | ha | regress | citus | upgrade | clients | monitoring) layers+=("$argument") ;;
+        --except)
+            if [ $# -eq 0 ] || ! is_layer "$1"; then
+                echo "--except needs a layer (${ALL_LAYERS[*]}), not '${1:-}'" >&2
+                exit 2
+            fi
+            excepted+=("$1")
+            shift
+            ;;
+        -*)
+            echo "unknown option: $argument" >&2
+            exit 2
+            ;;
         test/citus/*.pl) citus_tests+=("$argument") ;;
         *.pl) tap_tests+=("$argument") ;;
         *.t) ha_tests+=("$ROOT/$argument") ;;
         *)
             # After "clients", the names of clients (test/clients/run.sh checks them).
-            if [[ " ${layers[*]} " == *" clients "* ]]; then
+            if is_layer "$argument"; then
+                layers+=("$argument")
+            elif [[ " ${layers[*]} " == *" clients "* ]]; then
                 clients+=("$argument")
             else
                 echo "unknown layer or test: $argument" >&2
@@ -101,10 +126,19 @@ for argument in "$@"; do
             ;;
     esac
 done
-# Every layer runs in this order, however they were named: upgrade last, as
-# it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap ha regress citus clients monitoring upgrade)
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
+if [ ${#excepted[@]} -gt 0 ]; then
+    kept=()
+    for layer in "${layers[@]}"; do
+        [[ " ${excepted[*]} " == *" $layer "* ]] || kept+=("$layer")
+    done
+    if [ ${#kept[@]} -eq 0 ]; then
+        echo "no layer left to run after --except ${excepted[*]}" >&2
+        exit 2
+    fi
+    layers=("${kept[@]}")
+    echo "layers: ${layers[*]} (--except ${excepted[*]})"
+fi
 skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
