@@ -33,8 +33,10 @@ Usage: test/bench/run.sh [--quick] [--out FILE] [--only LIST] [--baseline REV] [
   --quick          smoke run for CI: tiny sizes, one repetition (about a minute)
   --out FILE       also write the Markdown report to FILE
   --only LIST      run only these items, e.g. --only 2,3 (the others show n/a)
-  --baseline REV   the previous release that item 6 compares with (a commit of
-                   this repository; default fd55e65, snowflake 1.3)
+  --baseline REV   the release that item 6 compares with (a commit of this
+                   repository; default: the last commit at the previous
+                   version, the parent of the commit that set snowflake.control's
+                   default_version)
   --pg-bindir DIR  PostgreSQL binaries to use (default: those of the major that
                    scripts/postgresql.sh picks, /usr/lib/postgresql/NN/bin)
   --no-install     do not build and install snowflake from the working tree;
@@ -52,7 +54,7 @@ die() {
 QUICK=0
 OUT=
 ONLY=1,2,3,4,5,6
-BASELINE=fd55e65
+BASELINE=  # the previous version's last commit, found once git is known to be here
 PG_BINDIR=
 INSTALL_SNOWFLAKE=1
 KEEP=0
@@ -683,6 +685,15 @@ SQL
 # releases run side by side on the same PostgreSQL.
 build_baseline() {
     BASELINE_SO=
+    if [ -z "$BASELINE" ] && command -v git >/dev/null; then
+        BASELINE=$(git -C "$REPO" log -1 --format=%H -G'^default_version' -- snowflake.control 2>/dev/null)
+        [ -z "$BASELINE" ] || BASELINE=$(git -C "$REPO" rev-parse --short "$BASELINE^" 2>/dev/null)
+    fi
+    if [ -z "$BASELINE" ]; then
+        BASELINE_STATUS="n/a: no earlier version in this repository's history (or git is missing)"
+        log "warning: $BASELINE_STATUS"
+        return 0
+    fi
     if ! command -v git >/dev/null ||
         ! git -C "$REPO" rev-parse -q --verify "$BASELINE^{commit}" >/dev/null 2>&1; then
         BASELINE_STATUS="n/a: commit $BASELINE is not in this repository (or git is missing)"
@@ -721,7 +732,12 @@ start_baseline_cluster() {
     }
     {
         cluster_conf "$BASE_PORT" "$BASE_SOCK" 256MB
-        echo "shared_preload_libraries = '$BASELINE_SO'"
+        # By name, found first in the baseline's directory: 1.6 and earlier
+        # start their background workers from "snowflake" through
+        # dynamic_library_path, which would otherwise be this tree's
+        # installed file (its settings defined twice: no worker, no ID).
+        echo "dynamic_library_path = '$(dirname "$BASELINE_SO"):\$libdir'"
+        echo "shared_preload_libraries = 'snowflake'"
         echo 'snowflake.datacenter_id = 1'
         echo 'snowflake.worker_id = 1'
     } >>"$BASE_DATA/postgresql.conf"
@@ -737,8 +753,20 @@ start_baseline_cluster() {
     on_baseline sql -c 'CREATE EXTENSION pgstattuple' -c 'CREATE EXTENSION snowflake_bench_floor' >/dev/null
     on_baseline sql -f "$WORK/pg/setup.sql" >/dev/null
     on_baseline sql -c "CREATE FUNCTION snowflake_nextval() RETURNS bigint
-                        AS '$BASELINE_SO', 'snowflake_nextval' LANGUAGE C VOLATILE" \
-        -c 'SELECT snowflake_nextval()' >/dev/null && HAVE_BASELINE=1
+                        AS '$BASELINE_SO', 'snowflake_nextval' LANGUAGE C VOLATILE" >/dev/null
+    # From 1.5 on, a new data directory issues once its check of the databases
+    # has found no extension there (at most seconds, longer on a loaded
+    # machine). A minute in all: one call may itself wait 15 s for the check.
+    local deadline=$((SECONDS + 60))
+    while ((SECONDS < deadline)); do
+        if on_baseline sql -c 'SELECT snowflake_nextval()' >/dev/null 2>"$WORK/baseline-first.err"; then
+            HAVE_BASELINE=1
+            return 0
+        fi
+        sleep 1
+    done
+    BASELINE_STATUS="n/a: the baseline cluster issued no ID in 60 s: $(head -n 1 "$WORK/baseline-first.err")"
+    log "warning: $BASELINE_STATUS"
 }
 
 # Interleaved in each repetition: the floor and snowflake_nextval() at
