@@ -162,6 +162,7 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
   snprintf(high, sizeof(high), "%d", last_datacenter);
   snprintf(workers, sizeof(workers), "%d", last_worker);
   const char* const parameters[] = {low, high, workers};
+  *found = true;  // until the rows show every identity leased: a failed statement is no answer
   PGresult* result =
       run(with_table("SELECT datacenter_id, worker_id, system_identifier::text, timeline, host, "
                      "data_directory,\n"
@@ -183,7 +184,6 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
     if (mine < 0 || live) mine = i;
     if (live) break;
   }
-  *found = true;
   if (mine >= 0) {
     *datacenter_id = atoi(PQgetvalue(result, mine, 0));
     *worker_id = atoi(PQgetvalue(result, mine, 1));
