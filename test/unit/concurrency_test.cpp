@@ -235,8 +235,7 @@ TEST(GeneratorConcurrency, RestoreNeverLetsACallerIssueBelowTheFloor) {
   std::thread issuer([&] {
     Generator generator(state, layout);
     for (int r = 0; r < kRounds; ++r) {
-      while (started.load() < r) {
-      }
+      while (started.load() < r) std::this_thread::yield();
       while (restored.load() < r) {
         const Outcome o = generator.next(kClockBehindBound, 1, policy);
         if (o.step == Step::kIssued && o.timestamp < kBound) issued_below.fetch_add(1);
@@ -246,8 +245,7 @@ TEST(GeneratorConcurrency, RestoreNeverLetsACallerIssueBelowTheFloor) {
   });
   Generator restorer(state, layout);
   for (int r = 0; r < kRounds; ++r) {
-    while (finished.load() < r - 1) {
-    }
+    while (finished.load() < r - 1) std::this_thread::yield();
     state.last_id.store(0);
     state.durable_until.store(0);
     started.store(r);
