@@ -118,11 +118,19 @@ fi
 log() { printf '[fresh-root %s %(%H:%M:%S)T] %s\n' "$suite" -1 "$*"; }
 
 # The host's tools: debootstrap, git, tar (and util-linux's mount, flock).
+# One installer at a time: .ci/run starts several roots at once, and on a
+# machine without debootstrap each one's apt-get found the others' apt lock
+# and failed.
 for tool in debootstrap git; do
     command -v "$tool" >/dev/null && continue
-    log "installing $tool on the host"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool" >/dev/null
+    (
+        flock 8
+        command -v "$tool" >/dev/null && exit 0  # another root installed it meanwhile
+        log "installing $tool on the host"
+        apt-get -o DPkg::Lock::Timeout=600 update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+            install -y -qq --no-install-recommends "$tool" >/dev/null
+    ) 8>/var/lock/snowflake-fresh-root-host-tools.lock || exit 1
 done
 
 # The Debian mirror (ARCHIVE debian) or security mirror (debian-security) the
