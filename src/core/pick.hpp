@@ -1,7 +1,8 @@
 // Automatic leasing's pick, without PostgreSQL: given the registry's rows of a
 // range of identities, which identity a node without a configured worker_id
 // tries to claim next. The registry worker (src/pg/registry/claim.cpp) reads
-// the rows with one SELECT and calls it.
+// the rows with one SELECT and calls it; the deterministic simulator
+// (test/simulation/) calls it on its registry's rows at the registry's time.
 //
 // The rule, in this order:
 //   1. a row this node holds or held comes first, a live one before an expired
