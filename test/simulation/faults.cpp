@@ -108,7 +108,7 @@ void World::inject_fault() {
       active_.erase(std::find(active_.begin(), active_.end(), node.index));
       schedule(rng_.range(0, 3 * lease_us_), EventKind::kZombieDeath, node.index, 0, 0, 0);
       const int64_t replayed = node.replayed_bound;
-      Node& standby = add_node(node.identity, node.self.system_identifier, node.self.timeline + 1,
+      Node& standby = add_node(node.configured, node.self.system_identifier, node.self.timeline + 1,
                                node.self.host + "s");
       standby.storage_bound = replayed;
       standby.replayed_bound = replayed;

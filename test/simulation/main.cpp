@@ -1,7 +1,8 @@
 // snowflake_sim: runs seeds of the simulation (doc/simulation.md) and prints
-// what they explored. Exit status 0 when no seed found a duplicate or an ID
-// out of order (with --expect-duplicate: when some seed found a duplicate, as
-// a mutant must); 1 otherwise; 2 on bad arguments.
+// what they explored. Exit status 0 when no seed found a duplicate, an ID out
+// of order or a pick that passed over the node's own live row (with
+// --expect-duplicate: when some seed found a duplicate, as a mutant must); 1
+// otherwise; 2 on bad arguments.
 //
 //   snowflake_sim --seed 1 --seeds 20 --nodes 50 --duration-s 120
 //   snowflake_sim --seed 7 --nodes 1000 --trace          replays one seed
@@ -23,6 +24,7 @@ namespace {
                "snowflake_sim: %s\n"
                "usage: snowflake_sim [--seed N] [--seeds K] [--nodes N] [--backends N]\n"
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
+               "  [--automatic SHARE]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
@@ -39,7 +41,12 @@ std::string replay_command(const Config& config) {
                 static_cast<long long>(config.duration_ms / 1000),
                 static_cast<long long>(config.lease_ms), static_cast<long long>(config.gap_ms),
                 config.faults_per_node_minute, mutant_name(config.mutant));
-  return text;
+  std::string command = text;
+  if (config.automatic >= 0) {
+    std::snprintf(text, sizeof(text), " --automatic %g", config.automatic);
+    command += text;
+  }
+  return command;
 }
 
 }  // namespace
@@ -71,6 +78,8 @@ int main(int argc, char** argv) {
       config.gap_ms = std::atoll(value());
     else if (flag == "--faults")
       config.faults_per_node_minute = std::atof(value());
+    else if (flag == "--automatic")
+      config.automatic = std::atof(value());
     else if (flag == "--budget-s")
       budget_s = std::atof(value());
     else if (flag == "--expect-duplicate")
@@ -86,6 +95,7 @@ int main(int argc, char** argv) {
   if (config.nodes < 1 || config.nodes > 1000) usage("--nodes must be 1 to 1000");
   if (config.backends < 1 || config.lease_ms < 100 || config.gap_ms < 1 || seeds < 1)
     usage("bad value");
+  if (config.automatic > 1) usage("--automatic is a share of the nodes, 0 to 1");
 
   const auto started = std::chrono::steady_clock::now();
   Figures total;
@@ -104,18 +114,27 @@ int main(int argc, char** argv) {
     total.refused += figures.refused;
     total.node_hours += figures.node_hours;
     total.takeovers += figures.takeovers;
+    total.automatic_nodes += figures.automatic_nodes;
+    total.picks += figures.picks;
+    total.own_picks += figures.own_picks;
+    total.none_free += figures.none_free;
+    total.lost_races += figures.lost_races;
+    total.automatic_takeovers += figures.automatic_takeovers;
+    total.lost_identities += figures.lost_identities;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
-    if (figures.duplicates > 0 || figures.order_violations > 0) {
+    if (figures.duplicates > 0 || figures.order_violations > 0 || figures.lost_identities > 0) {
       failing++;
       std::printf(
-          "seed %llu: %llu duplicate(s), %llu ID(s) out of order; first: %s\n"
+          "seed %llu: %llu duplicate(s), %llu ID(s) out of order, %llu own row(s) passed over; "
+          "first: %s\n"
           "  replay: %s --trace\n",
           static_cast<unsigned long long>(seed),
           static_cast<unsigned long long>(figures.duplicates),
           static_cast<unsigned long long>(figures.order_violations),
-          figures.first_violation.c_str(), replay_command(config).c_str());
+          static_cast<unsigned long long>(figures.lost_identities), figures.first_violation.c_str(),
+          replay_command(config).c_str());
       if (expect_duplicate && figures.duplicates > 0) break;
     }
   }
@@ -124,19 +143,30 @@ int main(int argc, char** argv) {
   std::printf(
       "simulation (mutant %s): seeds %llu (from %llu), %d nodes, simulated %.1f "
       "node-hours (%.4f node-years), %llu IDs, %llu refused after reserving, %llu "
-      "takeovers, %llu events, %.1f s\n",
+      "takeovers (%llu by automatic picks), %llu events, %.1f s\n",
       mutant_name(config.mutant), static_cast<unsigned long long>(ran),
       static_cast<unsigned long long>(first), config.nodes, total.node_hours,
       total.node_hours / 8766, static_cast<unsigned long long>(total.ids),
       static_cast<unsigned long long>(total.refused),
       static_cast<unsigned long long>(total.takeovers),
+      static_cast<unsigned long long>(total.automatic_takeovers),
       static_cast<unsigned long long>(total.events), seconds);
+  std::printf(
+      "  automatic: %llu nodes without a worker_id (%s), %llu picks (%llu their own row back, "
+      "%llu none free), %llu claims lost to another node\n",
+      static_cast<unsigned long long>(total.automatic_nodes),
+      config.automatic >= 0 ? "--automatic" : "a share drawn per seed",
+      static_cast<unsigned long long>(total.picks),
+      static_cast<unsigned long long>(total.own_picks),
+      static_cast<unsigned long long>(total.none_free),
+      static_cast<unsigned long long>(total.lost_races));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));
-  std::printf("\n  duplicates=%llu out-of-order=%llu\n",
+  std::printf("\n  duplicates=%llu out-of-order=%llu own-row-passed-over=%llu\n",
               static_cast<unsigned long long>(total.duplicates),
-              static_cast<unsigned long long>(total.order_violations));
+              static_cast<unsigned long long>(total.order_violations),
+              static_cast<unsigned long long>(total.lost_identities));
   if (expect_duplicate) {
     if (total.duplicates > 0) return 0;
     std::printf("  FAILED: the mutant %s yielded no duplicate\n", mutant_name(config.mutant));

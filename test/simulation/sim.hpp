@@ -1,7 +1,8 @@
 // The deterministic simulator of the registry protocol (doc/simulation.md):
 // many nodes, each with the real generator (src/core/generator.hpp), the
-// real lease decisions (src/core/lease.hpp) and a registry that runs the real
-// claim statement's pure version (src/core/registry_row.hpp), driven through
+// real lease decisions (src/core/lease.hpp), automatic leasing's real pick
+// (src/core/pick.hpp) and a registry that runs the real claim statement's
+// pure version (src/core/registry_row.hpp), driven through
 // simulated time with faults. One seed, one run: the same seed and flags
 // replay it event for event.
 #pragma once
@@ -50,6 +51,9 @@ struct Config {
   int64_t lease_ms = 3000;
   int64_t gap_ms = 20;  // a backend's mean pause between IDs
   double faults_per_node_minute = 3;
+  // The share of nodes without a configured worker_id, which lease
+  // automatically (pick); < 0: drawn per seed.
+  double automatic = -1;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -61,6 +65,13 @@ struct Figures {
   double node_hours = 0;
   uint64_t faults[kFaultKinds] = {};
   uint64_t takeovers = 0;
+  uint64_t automatic_nodes = 0;      // nodes (standbys included) without a worker_id
+  uint64_t picks = 0;                // picks answered by the registry
+  uint64_t own_picks = 0;            // ... that gave the node its own row back
+  uint64_t none_free = 0;            // ... that found every identity leased
+  uint64_t lost_races = 0;           // claims after a pick that another node won
+  uint64_t automatic_takeovers = 0;  // claims after a pick that took a row over
+  uint64_t lost_identities = 0;      // picks that passed over the node's own live row
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

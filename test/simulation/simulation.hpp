@@ -20,7 +20,7 @@ class World {
   Figures run();
 
  private:
-  Node& add_node(int identity, const std::string& system, int64_t timeline,
+  Node& add_node(int configured, const std::string& system, int64_t timeline,
                  const std::string& host);
   void schedule(int64_t delay_us, EventKind kind, int node, int backend, uint64_t incarnation,
                 int64_t a);
@@ -39,8 +39,12 @@ class World {
   void backend_confirm(Node& node, int b);
   void emit(const Node& node, const Backend& backend);
   void worker_tick(Node& node);
+  void send_claim(Node& node, int identity, bool picked);
+  void send_pick(Node& node);
   void worker_deadline(Node& node, uint64_t request);
   void registry_claim(size_t index);
+  void registry_pick(size_t index);
+  void worker_picked(Node& node, size_t index);
   void worker_reply(Node& node, size_t index);
   void release(Node& node);
   void registry_release(size_t index);
@@ -62,8 +66,10 @@ class World {
   int64_t outage_draws_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  std::vector<int> active_;  // nodes faults may hit (not zombies)
-  std::vector<registry_row::Row> rows_;
+  std::vector<int> active_;              // nodes faults may hit (not zombies)
+  std::vector<registry_row::Row> rows_;  // by node field: (datacenter_id, worker_id)
+  automatic::Range range_;               // the identities automatic nodes pick from
+  std::vector<automatic::Row> pick_rows_;
   std::vector<Message> messages_;
   std::vector<std::pair<int64_t, int>> issued_;  // (ID, node)
   Figures figures_;

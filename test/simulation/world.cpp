@@ -21,21 +21,35 @@ World::World(const Config& config)
   // The seed chooses the run's max_lead: none, a little, or a lease.
   const int64_t leads[] = {0, 50, config.lease_ms};
   max_lead_ms_ = leads[rng_.range(0, 2)];
+  // And the share of nodes without a worker_id: none, a quarter, a half,
+  // three quarters or all (--automatic overrides it).
+  const double share =
+      config.automatic >= 0 ? config.automatic : static_cast<double>(rng_.range(0, 4)) / 4;
+  // Configured nodes share identities two by two (node i and node i + n/2);
+  // automatic ones pick among the whole datacenters that hold those
+  // identities (one, 32 identities, up to 64 nodes), so they contend with
+  // each other and with the configured nodes.
   const int identities = std::max(1, config.nodes / 2);
-  rows_.resize(static_cast<size_t>(identities));
+  const int workers = static_cast<int>(layout_.max_worker_id()) + 1;
+  range_.first_datacenter_id = 0;
+  range_.last_datacenter_id = (identities - 1) / workers;
+  range_.last_worker_id = workers - 1;
+  rows_.resize(static_cast<size_t>((range_.last_datacenter_id + 1) * workers));
   for (int i = 0; i < config.nodes; i++) {
-    Node& node = add_node(i % identities, std::to_string(i + 1), 1, "n" + std::to_string(i));
+    const int configured = rng_.chance(share) ? -1 : i % identities;
+    Node& node = add_node(configured, std::to_string(i + 1), 1, "n" + std::to_string(i));
     node.storage_bound = 0;
     schedule(rng_.range(0, 2000) * 1000, EventKind::kStart, node.index, 0, 0, 0);
   }
   schedule_fault();
 }
 
-Node& World::add_node(int identity, const std::string& system, int64_t timeline,
+Node& World::add_node(int configured, const std::string& system, int64_t timeline,
                       const std::string& host) {
   auto node = std::make_unique<Node>();
   node->index = static_cast<int>(nodes_.size());
-  node->identity = identity;
+  node->configured = configured;
+  if (configured < 0) figures_.automatic_nodes++;
   node->self = registry_row::Holder{system, timeline, host, "/data"};
   // Clocks: the wall clock off by up to a second, both drifting (the lease
   // clock by at most 100 ppm against the registry's: doc/simulation.md).
@@ -96,6 +110,7 @@ void World::start(Node& node) {
   if (node.bound_known) node.generator->restore(node.storage_bound);
   node.grant = lease::Grant{};
   node.request = 0;
+  node.pick_round = 0;
   node.next_attempt_mono = mono(node);
   schedule(0, EventKind::kWorkerTick, node.index, 0, node.incarnation, 0);
   for (int b = 0; b < config_.backends; b++)
@@ -107,13 +122,15 @@ void World::stop(Node& node) {
   node.incarnation++;
 }
 
-// registered_node() (lease.cpp): lease::may_issue on the View.
+// registered_node() (lease.cpp): lease::may_issue on the View, for the
+// configured node field or (automatic) whichever the View leased.
 void World::backend_check(Node& node, int b) {
   if (!node.bound_known ||
-      lease::may_issue(node.grant, mono(node), node.identity) != lease::Verdict::kAllowed) {
+      lease::may_issue(node.grant, mono(node), node.configured) != lease::Verdict::kAllowed) {
     schedule(rng_.range(5000, 50000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
     return;
   }
+  node.backends[static_cast<size_t>(b)].node = node.grant.node;
   schedule(step_delay(node), EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
 }
 
@@ -135,10 +152,11 @@ void World::backend_reserve(Node& node, int b) {
     copy.clock_high_water.store(node.state->clock_high_water.load());
   }
   Generator& generator = pause ? copied : *node.generator;
-  const Outcome outcome = generator.reserve(wall_ms(node), node.identity, wanted, policy);
+  const int64_t field = node.backends[static_cast<size_t>(b)].node;
+  const Outcome outcome = generator.reserve(wall_ms(node), field, wanted, policy);
   switch (outcome.step) {
     case Step::kIssued: {
-      Backend run{outcome.first_id, outcome.count, outcome.timestamp, 0, 0};
+      Backend run{field, outcome.first_id, outcome.count, outcome.timestamp, 0, 0};
       if (pause) {
         run.expected_last = node.state->last_id.load();
         run.new_last = copy.last_id.load();
@@ -218,7 +236,7 @@ void World::backend_confirm(Node& node, int b) {
   const Backend& backend = node.backends[static_cast<size_t>(b)];
   lease::Grant grant = node.grant;
   if (config_.mutant == Mutant::kNoFloorCheck) grant.floor = 0;
-  if (lease::may_return(grant, mono(node), node.identity, backend.timestamp) ==
+  if (lease::may_return(grant, mono(node), backend.node, backend.timestamp) ==
       lease::Verdict::kAllowed) {
     emit(node, backend);
   } else {
@@ -234,8 +252,8 @@ void World::emit(const Node& node, const Backend& backend) {
   figures_.ids += static_cast<uint64_t>(backend.count);
 }
 
-// The worker's round (worker.cpp attempt()): a claim or renewal whose
-// ids_before is lease::ids_before_to_report, sent with a deadline.
+// The worker's round (worker.cpp attempt()): the configured identity claimed
+// or renewed; automatic, the identity held renewed, else a pick (automatic.cpp).
 void World::worker_tick(Node& node) {
   if (node.request != 0) return;
   const int64_t now_mono = mono(node);
@@ -244,6 +262,19 @@ void World::worker_tick(Node& node) {
              node.incarnation, 0);
     return;
   }
+  node.pick_round = 0;
+  if (node.configured >= 0)
+    send_claim(node, node.configured, false);
+  else if (node.grant.held)
+    send_claim(node, static_cast<int>(node.grant.node), false);
+  else
+    send_pick(node);
+}
+
+// A claim or renewal whose ids_before is lease::ids_before_to_report, sent
+// with a deadline; `picked`: of the identity a pick gave.
+void World::send_claim(Node& node, int identity, bool picked) {
+  const int64_t now_mono = mono(node);
   node.request = ++requests_;
   node.request_sent_mono = now_mono;
   schedule(std::min<int64_t>(lease_us_ / 4, 10000000), EventKind::kWorkerDeadline, node.index, 0,
@@ -252,16 +283,18 @@ void World::worker_tick(Node& node) {
   const int64_t last_ms = layout_.unix_ms(layout_.timestamp_of(node.state->last_id.load()));
   const int64_t cap =
       config_.mutant == Mutant::kNoCapReport ? 0 : lease::cap_ms(layout_, node.grant.ids_before);
+  const bool renewal = node.grant.held && node.grant.node == identity;  // cap_of()
   Message message;
   message.node = node.index;
   message.incarnation = node.incarnation;
   message.request = node.request;
   message.sent_mono = now_mono;
+  message.identity = identity;
+  message.picked = picked;
   message.claim.self = node.self;
   message.claim.lease_ms = config_.lease_ms;
-  message.claim.ids_before_ms =
-      lease::ids_before_to_report(node.wall.at(now_) / 1000, last_ms, config_.lease_ms,
-                                  max_lead_ms_, node.grant.held ? cap : 0);
+  message.claim.ids_before_ms = lease::ids_before_to_report(
+      node.wall.at(now_) / 1000, last_ms, config_.lease_ms, max_lead_ms_, renewal ? cap : 0);
   message.claim.window_ms = lease::window_ms(config_.lease_ms, max_lead_ms_);
   messages_.push_back(message);
   schedule(network_delay(node), EventKind::kRegistryClaim, node.index, 0, 0,
@@ -281,9 +314,12 @@ void World::registry_claim(size_t index) {
   Message& message = messages_[index];
   Node& node = *nodes_[static_cast<size_t>(message.node)];
   if (now_ < outage_until_) return;
-  registry_row::Row& row = rows_[static_cast<size_t>(node.identity)];
+  registry_row::Row& row = rows_[static_cast<size_t>(message.identity)];
   message.answer = registry_row::claim(row, message.claim, kStartUs + now_);
-  if (message.answer.taken) figures_.takeovers++;
+  if (message.answer.taken) {
+    figures_.takeovers++;
+    if (message.picked) figures_.automatic_takeovers++;
+  }
   if (node.lose_next_reply || !reachable(node)) {
     node.lose_next_reply = false;
     return;
@@ -293,6 +329,8 @@ void World::registry_claim(size_t index) {
 }
 
 // record_claim / record_conflict (worker.cpp), apply_inherited (claim.cpp).
+// Automatic, a claim another node won is followed by a new pick, up to
+// automatic::kPickAttempts claims in the round.
 void World::worker_reply(Node& node, size_t index) {
   const Message& message = messages_[index];
   if (node.request != message.request) return;  // the deadline passed first
@@ -300,17 +338,24 @@ void World::worker_reply(Node& node, size_t index) {
   const registry_row::ClaimAnswer& answer = message.answer;
   if (!answer.claimed) {
     node.grant = lease::Grant{};
+    if (node.configured < 0) {
+      if (message.picked) figures_.lost_races++;
+      if (++node.pick_round < automatic::kPickAttempts) {
+        send_pick(node);
+        return;
+      }
+    }
     node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
   } else {
     lease::Grant& grant = node.grant;
-    if (!grant.held || answer.taken) grant.floor = 0;
+    if (!grant.held || grant.node != message.identity || answer.taken) grant.floor = 0;
     const int64_t floor = lease::floor_from_inherited(layout_, answer.inherited_ms);
     if (floor > 0 && config_.mutant != Mutant::kNoFloor) {
       node.generator->raise_floor(floor);
       grant.floor = std::max(grant.floor, floor);
     }
     grant.held = true;
-    grant.node = node.identity;
+    grant.node = message.identity;
     grant.valid_until_us = lease::valid_until_us(message.sent_mono, lease_us_);
     grant.ids_before = lease::cap_from_ids_before(layout_, answer.ids_before_ms);
     node.renewed_at_us = answer.row.renewed_at_us;
@@ -328,6 +373,7 @@ void World::release(Node& node) {
   if (!reachable(node)) return;
   Message message;
   message.node = node.index;
+  message.identity = static_cast<int>(node.grant.node);
   message.is_release = true;
   message.claim.self = node.self;
   message.renewed_at_us = node.renewed_at_us;
@@ -340,8 +386,7 @@ void World::release(Node& node) {
 void World::registry_release(size_t index) {
   const Message& message = messages_[index];
   if (now_ < outage_until_) return;
-  registry_row::Row& row =
-      rows_[static_cast<size_t>(nodes_[static_cast<size_t>(message.node)]->identity)];
+  registry_row::Row& row = rows_[static_cast<size_t>(message.identity)];
   // The mutant: the release statement before issue 29 (any row of the holder).
   const int64_t renewed_at =
       config_.mutant == Mutant::kStaleRelease ? row.renewed_at_us : message.renewed_at_us;
@@ -383,6 +428,12 @@ void World::dispatch(const Event& event) {
       break;
     case EventKind::kRegistryClaim:  // reaches the registry whatever became of the node
       registry_claim(static_cast<size_t>(event.a));
+      break;
+    case EventKind::kRegistryPick:
+      registry_pick(static_cast<size_t>(event.a));
+      break;
+    case EventKind::kWorkerPicked:
+      if (live) worker_picked(node, static_cast<size_t>(event.a));
       break;
     case EventKind::kRegistryRelease:
       registry_release(static_cast<size_t>(event.a));

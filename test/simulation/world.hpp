@@ -10,6 +10,7 @@
 
 #include "generator.hpp"
 #include "lease.hpp"
+#include "pick.hpp"
 #include "registry_row.hpp"
 #include "rng.hpp"
 #include "sim.hpp"
@@ -31,6 +32,7 @@ struct DriftingClock {
 };
 
 struct Backend {
+  int64_t node = -1;     // the node field the View leased when the backend checked
   int64_t first_id = 0;  // reserved, not yet confirmed
   int64_t count = 0;
   int64_t timestamp = 0;
@@ -41,7 +43,9 @@ struct Backend {
 
 struct Node {
   int index = 0;
-  int identity = 0;  // the registry row (worker_id), also the node field
+  // The configured identity (worker_id: the registry row, also the node
+  // field), or -1: automatic leasing picks one (the View's grant.node).
+  int configured = -1;
   registry_row::Holder self;
   uint64_t incarnation = 0;
   bool up = false;
@@ -58,6 +62,7 @@ struct Node {
   int64_t renewed_at_us = 0;  // of the last accepted claim or renewal
   int64_t next_attempt_mono = 0;
   uint64_t request = 0;  // the request in flight (0: none)
+  int pick_round = 0;    // automatic: claims lost in this round (automatic::kPickAttempts)
   int64_t request_sent_mono = 0;
   // Faults pending on this node.
   int64_t partitioned_until = 0;
@@ -78,6 +83,8 @@ enum class EventKind : uint8_t {
   kWorkerDeadline,
   kWorkerReply,
   kRegistryClaim,
+  kRegistryPick,
+  kWorkerPicked,
   kRegistryRelease,
   kReplay,
   kStart,
@@ -99,12 +106,17 @@ struct Event {
   }
 };
 
-// A claim or release on its way to the registry, and the registry's answer.
+// A claim, pick or release on its way to the registry, and the registry's
+// answer.
 struct Message {
   int node;
   uint64_t incarnation;
   uint64_t request;
   int64_t sent_mono;
+  int identity = -1;    // the row claimed or released
+  bool picked = false;  // a claim of the identity a pick gave
+  bool is_pick = false;
+  automatic::Pick pick;
   registry_row::ClaimRequest claim;
   bool is_release = false;
   int64_t renewed_at_us = 0;

@@ -37,11 +37,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
+#include <new>
 
 #include "../../core/clock.hpp"
 #include "../../core/lease.hpp"
+#include "../../core/pick.hpp"
 #include "../node.hpp"
 #include "../settings.hpp"
 #include "../text.hpp"
@@ -139,28 +140,13 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
   return claimed ? Claim::kClaimed : Claim::kTaken;
 }
 
-namespace {
-
-bool is_mine(const Self& self, const char* system_identifier, int64 timeline, const char* host,
-             const char* data_directory) {
-  if (strcmp(system_identifier, self.system_identifier) != 0) return false;
-  if (timeline != self.timeline) return timeline < self.timeline;
-  return strcmp(host, self.host) == 0 && strcmp(data_directory, self.data_directory) == 0;
-}
-
-}  // namespace
-
+// The rows of the range, read with one statement; src/core/pick.hpp decides.
 bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, char* error) {
-  const Layout& layout = settings.layout;
-  const bool one_datacenter = settings.datacenter_id >= 0 || layout.datacenter_bits() == 0;
-  const int first_datacenter = one_datacenter ? std::max(settings.datacenter_id, 0) : 0;
-  const int last_datacenter =
-      one_datacenter ? first_datacenter : static_cast<int>(layout.max_datacenter_id());
-  const int last_worker = static_cast<int>(layout.max_worker_id());
+  const automatic::Range range = automatic::range_of(settings.layout, settings.datacenter_id);
   char low[16], high[16], workers[16];
-  snprintf(low, sizeof(low), "%d", first_datacenter);
-  snprintf(high, sizeof(high), "%d", last_datacenter);
-  snprintf(workers, sizeof(workers), "%d", last_worker);
+  snprintf(low, sizeof(low), "%d", range.first_datacenter_id);
+  snprintf(high, sizeof(high), "%d", range.last_datacenter_id);
+  snprintf(workers, sizeof(workers), "%d", range.last_worker_id);
   const char* const parameters[] = {low, high, workers};
   *found = true;  // until the rows show every identity leased: a failed statement is no answer
   PGresult* result =
@@ -174,43 +160,28 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
           3, parameters, error);
   if (result == nullptr) return false;
 
-  const int rows = PQntuples(result);
-  int mine = -1;
-  for (int i = 0; i < rows; i++) {
-    if (!is_mine(self, PQgetvalue(result, i, 2), strtoll(PQgetvalue(result, i, 3), nullptr, 10),
-                 PQgetvalue(result, i, 4), PQgetvalue(result, i, 5)))
-      continue;
-    const bool live = strcmp(PQgetvalue(result, i, 6), "t") == 0;
-    if (mine < 0 || live) mine = i;
-    if (live) break;
+  // Views of the result's text, which outlives the pick; in the round's memory context.
+  const int count = PQntuples(result);
+  auto* rows = static_cast<automatic::Row*>(palloc(sizeof(automatic::Row) * count));
+  for (int i = 0; i < count; i++) {
+    automatic::Row& row = *new (&rows[i]) automatic::Row;
+    row.datacenter_id = atoi(PQgetvalue(result, i, 0));
+    row.worker_id = atoi(PQgetvalue(result, i, 1));
+    row.holder.system_identifier = PQgetvalue(result, i, 2);
+    row.holder.timeline = strtoll(PQgetvalue(result, i, 3), nullptr, 10);
+    row.holder.host = PQgetvalue(result, i, 4);
+    row.holder.data_directory = PQgetvalue(result, i, 5);
+    row.live = strcmp(PQgetvalue(result, i, 6), "t") == 0;
   }
-  if (mine >= 0) {
-    *datacenter_id = atoi(PQgetvalue(result, mine, 0));
-    *worker_id = atoi(PQgetvalue(result, mine, 1));
-    PQclear(result);
-    return true;
-  }
-  // Live rows come in (datacenter_id, worker_id) order: walk to the first gap.
-  int datacenter = first_datacenter;
-  int work = 0;
-  for (int i = 0; i < rows && datacenter <= last_datacenter; i++) {
-    if (strcmp(PQgetvalue(result, i, 6), "t") != 0) continue;
-    const int row_datacenter = atoi(PQgetvalue(result, i, 0));
-    const int row_worker = atoi(PQgetvalue(result, i, 1));
-    if (row_datacenter != datacenter || row_worker != work) {
-      if (row_datacenter > datacenter || (row_datacenter == datacenter && row_worker > work)) break;
-      continue;
-    }
-    if (++work > last_worker) {
-      work = 0;
-      datacenter++;
-    }
-  }
+  const automatic::HolderText me{self.system_identifier, self.timeline, self.host,
+                                 self.data_directory};
+  const automatic::Pick choice = automatic::pick(range, me, rows, static_cast<size_t>(count));
+  pfree(rows);
   PQclear(result);
-  *found = datacenter <= last_datacenter;
-  *datacenter_id = datacenter;
-  *worker_id = work;
-  return *found;
+  *found = choice.found;
+  *datacenter_id = choice.datacenter_id;
+  *worker_id = choice.worker_id;
+  return choice.found;
 }
 
 // A new holder starts above its predecessors: its generator's floor goes up

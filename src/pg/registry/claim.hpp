@@ -39,11 +39,12 @@ struct ClaimResult {
 Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, ClaimResult* out,
             char* error);
 
-// Automatic leasing: the identity to try next. A row this node already holds
-// (or held, if no one took it since) comes first, so a restart within the
-// lease gets the same identity back; else the lowest free one. false with
-// *found = false when every identity is leased, with *found = true when the
-// statement failed (reason in `error`).
+// Automatic leasing: the identity to try next, as automatic::pick
+// (src/core/pick.hpp) decides on the registry's rows of the range. A row this
+// node already holds (or held, if no one took it since) comes first, so a
+// restart within the lease gets the same identity back; else the lowest free
+// one. false with *found = false when every identity is leased, with
+// *found = true when the statement failed (reason in `error`).
 bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, char* error);
 
 // After a claim: the generator's floor goes up to what the previous holders

@@ -43,6 +43,7 @@
 #include <algorithm>
 
 #include "../../core/lease.hpp"
+#include "../../core/pick.hpp"
 #include "../bound_check.hpp"
 #include "../durable.hpp"
 #include "../library.hpp"
@@ -68,8 +69,6 @@ namespace {
 
 // How often a standby looks whether it has been promoted.
 constexpr int64_t kRecoveryPollMs = 500;
-// Automatic leasing: picks in a row lost to other nodes before giving up for now.
-constexpr int kPickAttempts = 4;
 // A claim that lost a race with another node's insert is tried again this soon.
 constexpr int64_t kRaceRetryUs = 50 * 1000;
 
@@ -233,7 +232,7 @@ void attempt() {
   int datacenter_id = worker.view.datacenter_id;
   int worker_id = worker.view.worker_id;
   bool have = worker.view.state == State::kHeld;
-  for (int round = 0; round < kPickAttempts; round++) {
+  for (int round = 0; round < automatic::kPickAttempts; round++) {
     if (!have) {
       bool found = false;
       if (!pick(self, &datacenter_id, &worker_id, &found, error)) {
@@ -276,7 +275,7 @@ void attempt() {
     }
   }
   snprintf(error, sizeof(error), "other nodes took %d free identities in a row first",
-           kPickAttempts);
+           automatic::kPickAttempts);
   record_failure(error);
   publish();
 }

@@ -1,0 +1,118 @@
+// Automatic leasing in the simulation: a node without a worker_id picks an
+// identity (claim.cpp pick(): the registry's rows of the range read at the
+// registry's clock, then automatic::pick of src/core/pick.hpp on them) and
+// claims it with a separate message (world.cpp send_claim), so another node's
+// claim may come first: the worker then picks again (worker_reply), up to
+// automatic::kPickAttempts claims a round, as worker.cpp attempt() does.
+#include <cstdio>
+
+#include "simulation.hpp"
+
+namespace snowflake::sim {
+
+namespace {
+
+automatic::HolderText text_of(const registry_row::Holder& holder) {
+  return automatic::HolderText{holder.system_identifier.c_str(), holder.timeline,
+                               holder.host.c_str(), holder.data_directory.c_str()};
+}
+
+}  // namespace
+
+void World::send_pick(Node& node) {
+  const int64_t now_mono = mono(node);
+  node.request = ++requests_;
+  node.request_sent_mono = now_mono;
+  schedule(std::min<int64_t>(lease_us_ / 4, 10000000), EventKind::kWorkerDeadline, node.index, 0,
+           node.incarnation, static_cast<int64_t>(node.request));
+  if (!reachable(node)) return;  // lost on the way
+  Message message;
+  message.node = node.index;
+  message.incarnation = node.incarnation;
+  message.request = node.request;
+  message.sent_mono = now_mono;
+  message.is_pick = true;
+  message.claim.self = node.self;
+  messages_.push_back(message);
+  schedule(network_delay(node), EventKind::kRegistryPick, node.index, 0, 0,
+           static_cast<int64_t>(messages_.size() - 1));
+}
+
+// The pick's SELECT at the registry's now(): every row of the range, live if
+// expires_at >= now(); the decision is the core's. A node whose own live row
+// is there must get a live row of its own back (a restart within the lease
+// keeps its identity): a pick that passes over it is a violation.
+void World::registry_pick(size_t index) {
+  Message& message = messages_[index];
+  Node& node = *nodes_[static_cast<size_t>(message.node)];
+  if (now_ < outage_until_) return;
+  const int64_t now_us = kStartUs + now_;
+  const int workers = range_.last_worker_id + 1;
+  const automatic::HolderText self = text_of(message.claim.self);
+  bool own_live = false;
+  pick_rows_.clear();
+  for (size_t i = 0; i < rows_.size(); i++) {
+    const registry_row::Row& row = rows_[i];
+    if (!row.exists) continue;
+    automatic::Row view;
+    view.datacenter_id = static_cast<int>(i) / workers;
+    view.worker_id = static_cast<int>(i) % workers;
+    view.holder = text_of(row.holder);
+    view.live = row.expires_at_us >= now_us;
+    own_live = own_live || (view.live && row.holder == message.claim.self);
+    pick_rows_.push_back(view);
+  }
+  const automatic::Pick pick = automatic::pick(range_, self, pick_rows_.data(), pick_rows_.size());
+  message.pick = pick;
+  figures_.picks++;
+  const registry_row::Row* chosen =
+      pick.found ? &rows_[static_cast<size_t>(layout_.node(pick.datacenter_id, pick.worker_id))]
+                 : nullptr;
+  const bool own = chosen != nullptr && chosen->exists && chosen->holder == message.claim.self;
+  if (pick.found) {
+    if (own) figures_.own_picks++;
+  } else {
+    figures_.none_free++;
+  }
+  if (own_live && !(chosen != nullptr && chosen->exists && chosen->expires_at_us >= now_us &&
+                    automatic::is_mine(self, text_of(chosen->holder)))) {
+    figures_.lost_identities++;
+    note("pick of " + node.self.host + " passed over its own live row");
+  }
+  if (config_.trace)
+    std::printf("  %9.3f s  pick         %s (timeline %lld) -> %s %d/%d\n",
+                static_cast<double>(now_) / 1e6, message.claim.self.host.c_str(),
+                static_cast<long long>(message.claim.self.timeline),
+                !pick.found                                         ? "none free"
+                : own                                               ? "its own row"
+                : chosen->exists && chosen->expires_at_us >= now_us ? "a row of its system"
+                : chosen->exists                                    ? "an expired row"
+                                                                    : "a new row",
+                pick.datacenter_id, pick.worker_id);
+  if (node.lose_next_reply || !reachable(node)) {
+    node.lose_next_reply = false;
+    return;
+  }
+  schedule(rng_.range(200, 3000), EventKind::kWorkerPicked, node.index, 0, message.incarnation,
+           static_cast<int64_t>(index));
+}
+
+// The pick's answer: none free (kExhausted: no lease, try again later), or
+// the claim of the identity picked, in the same round.
+void World::worker_picked(Node& node, size_t index) {
+  const Message& message = messages_[index];
+  if (node.request != message.request) return;  // the deadline passed first
+  node.request = 0;
+  if (!message.pick.found) {
+    node.grant = lease::Grant{};
+    node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
+    schedule(node.next_attempt_mono - mono(node), EventKind::kWorkerTick, node.index, 0,
+             node.incarnation, 0);
+    return;
+  }
+  send_claim(node,
+             static_cast<int>(layout_.node(message.pick.datacenter_id, message.pick.worker_id)),
+             true);
+}
+
+}  // namespace snowflake::sim
