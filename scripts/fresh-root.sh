@@ -138,9 +138,9 @@ done
 host_mirror() {
     local archive=$1 uri
     uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-        sed -n "s|^URIs: *\\(https\\?://[^ ]*/$archive\\)/\\?\$|\\1|p" | head -n 1)
+        sed -n "s|^URIs: *\\(https\\?://[^ ]*/$archive\\)/\\?\$|\\1|p" | sed -n 1p)
     [ -n "$uri" ] || uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-        sed -n "s|^deb \\(\\[[^]]*\\] \\)\\?\\(https\\?://[^ ]*/$archive\\)/\\? .*|\\2|p" | head -n 1)
+        sed -n "s|^deb \\(\\[[^]]*\\] \\)\\?\\(https\\?://[^ ]*/$archive\\)/\\? .*|\\2|p" | sed -n 1p)
     echo "${uri:-http://deb.debian.org/$archive}"
 }
 MIRROR=${MIRROR:-$(host_mirror debian)}

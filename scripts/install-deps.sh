@@ -74,10 +74,14 @@ add_release_archive() {
     preferences=$OLDER_PREFERENCES_DIR/snowflake-$release
     [ -f "$sources" ] && [ -f "$preferences" ] && return 0
     codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+    # The first line with `sed -n 1p`, which reads to the end, not `head -n 1`,
+    # which leaves after it: apt-get writes line by line, its next write then
+    # got SIGPIPE, and under pipefail this script ended there without a word
+    # (a CI run's upgrade layer, on a loaded machine).
     # shellcheck disable=SC2016  # apt's format, not the shell's
-    mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | head -n 1)
+    mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | sed -n 1p)
     # shellcheck disable=SC2016
-    security=$(apt-get indextargets --format '$(REPO_URI)' "Codename: $codename-security" | head -n 1)
+    security=$(apt-get indextargets --format '$(REPO_URI)' "Codename: $codename-security" | sed -n 1p)
     mirror=${mirror:-http://deb.debian.org/debian/}
     security=${security:-http://deb.debian.org/debian-security/}
     echo "PostgreSQL $PG_MAJOR is not in $codename: adding Debian's $release archive ($mirror, and"
@@ -231,7 +235,7 @@ add_experimental_archive() {
     esac
     if [ ! -f "$EXPERIMENTAL_SOURCES" ]; then
         # shellcheck disable=SC2016  # apt's format, not the shell's
-        mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | head -n 1)
+        mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' "Codename: $codename" | sed -n 1p)
         mirror=${mirror:-http://deb.debian.org/debian/}
         echo "PostgreSQL $PG_MAJOR is not in $codename: adding Debian's experimental archive ($mirror)"
         echo "to apt's sources ($EXPERIMENTAL_SOURCES)"

@@ -409,7 +409,7 @@ sanitize_faults() {
         : >"$SCRATCH/faults/server.log"
         cluster_psql faults -q -c "SELECT snowflake_sanitize_fault('$fault')" >/dev/null 2>&1 || true
         sleep 1
-        found=$(grep -ls -e "$expected" "$reports"/* "$SCRATCH/faults/server.log" | head -n 1)
+        found=$(grep -ls -e "$expected" "$reports"/* "$SCRATCH/faults/server.log" | sed -n 1p)
         if [ -n "$found" ] && grep -qs "sanitize_fault.cpp" "$found"; then
             echo "sanitize: $fault reported ($expected, in sanitize_fault.cpp)"
         else

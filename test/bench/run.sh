@@ -808,7 +808,7 @@ duration() {
 record_facts() {
     local cpu cores threads ram os kernel storage virt= settings source
     # From /proc, not lscpu: a chroot (scripts/fresh-root.sh) has no /sys.
-    cpu=$(sed -n 's/^model name\s*: *//p' /proc/cpuinfo | head -n 1)
+    cpu=$(sed -n 's/^model name\s*: *//p' /proc/cpuinfo | sed -n 1p)
     threads=$(awk -F': *' '/^siblings/ { s = $2 } /^cpu cores/ { c = $2 }
                            END { if (s && c) print s / c; else print "?" }' /proc/cpuinfo)
     grep -qw hypervisor /proc/cpuinfo && virt="a virtual machine"

@@ -91,9 +91,9 @@ check() {
     fi
     local seconds states depth errors what
     seconds=$((($(date +%s%N) - start) / 1000000000))
-    states=$(sed -n 's/^ *\([0-9][0-9]*\) states, stored.*/\1/p' "$dir/out.txt" | head -n 1)
-    depth=$(sed -n 's/.*depth reached \([0-9]*\), errors: \([0-9]*\).*/\1/p' "$dir/out.txt" | head -n 1)
-    errors=$(sed -n 's/.*depth reached \([0-9]*\), errors: \([0-9]*\).*/\2/p' "$dir/out.txt" | head -n 1)
+    states=$(sed -n 's/^ *\([0-9][0-9]*\) states, stored.*/\1/p' "$dir/out.txt" | sed -n 1p)
+    depth=$(sed -n 's/.*depth reached \([0-9]*\), errors: \([0-9]*\).*/\1/p' "$dir/out.txt" | sed -n 1p)
+    errors=$(sed -n 's/.*depth reached \([0-9]*\), errors: \([0-9]*\).*/\2/p' "$dir/out.txt" | sed -n 1p)
     if [ -z "$errors" ]; then
         echo "$name: pan did not finish:" >&2
         tail -n 20 "$dir/out.txt" >&2
