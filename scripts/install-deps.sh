@@ -32,7 +32,10 @@
 # Every package is named here: installs run with --no-install-recommends, so a
 # Recommends (pg_prove is only one of postgresql-NN-pgtap) is not an install
 # step, and neither is anything installed on this machine by hand.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that ends the script (set -e) says which, even one whose own
+# output said nothing.
+trap 'echo "scripts/install-deps.sh: line $LINENO: $BASH_COMMAND failed (status $?)" >&2' ERR
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh

@@ -74,7 +74,10 @@
 #   scripts/test.sh citus test/citus/NNN.pl
 #                                    some Citus tests only
 #   scripts/test.sh ha test/ha/NNN.t some drills only
-set -euo pipefail
+set -Eeuo pipefail
+# A command that ends the script (set -e) says which, even one whose own
+# output said nothing.
+trap 'echo "scripts/test.sh: line $LINENO: $BASH_COMMAND failed (status $?)" >&2' ERR
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
