@@ -89,12 +89,7 @@ void World::registry_pick(size_t index) {
                 : chosen->exists                                    ? "an expired row"
                                                                     : "a new row",
                 pick.datacenter_id, pick.worker_id);
-  if (node.lose_next_reply || !reachable(node)) {
-    node.lose_next_reply = false;
-    return;
-  }
-  schedule(rng_.range(200, 3000), EventKind::kWorkerPicked, node.index, 0, message.incarnation,
-           static_cast<int64_t>(index));
+  reply(node, EventKind::kWorkerPicked, message.incarnation, index);
 }
 
 // The pick's answer: none free (kExhausted: no lease, try again later), or

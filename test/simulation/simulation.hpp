@@ -28,6 +28,7 @@ class World {
   int64_t mono(const Node& node) const;
   bool reachable(const Node& node) const;
   int64_t network_delay(Node& node);
+  void reply(Node& node, EventKind kind, uint64_t incarnation, size_t index);
   int64_t step_delay(Node& node);
   void start(Node& node);
   void stop(Node& node);

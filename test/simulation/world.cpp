@@ -83,6 +83,16 @@ bool World::reachable(const Node& node) const {
   return now_ >= node.partitioned_until && now_ >= outage_until_;
 }
 
+// The registry's answer to message `index` on its way back: lost to a fault
+// (a lost reply, a partition, an outage), or delivered as `kind`.
+void World::reply(Node& node, EventKind kind, uint64_t incarnation, size_t index) {
+  if (node.lose_next_reply || !reachable(node)) {
+    node.lose_next_reply = false;
+    return;
+  }
+  schedule(rng_.range(200, 3000), kind, node.index, 0, incarnation, static_cast<int64_t>(index));
+}
+
 int64_t World::network_delay(Node& node) {
   int64_t delay = rng_.range(200, 3000);
   if (node.delay_next_message) {
@@ -320,12 +330,7 @@ void World::registry_claim(size_t index) {
     figures_.takeovers++;
     if (message.picked) figures_.automatic_takeovers++;
   }
-  if (node.lose_next_reply || !reachable(node)) {
-    node.lose_next_reply = false;
-    return;
-  }
-  schedule(rng_.range(200, 3000), EventKind::kWorkerReply, node.index, 0, message.incarnation,
-           static_cast<int64_t>(index));
+  reply(node, EventKind::kWorkerReply, message.incarnation, index);
 }
 
 // record_claim / record_conflict (worker.cpp), apply_inherited (claim.cpp).
