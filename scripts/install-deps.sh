@@ -34,8 +34,10 @@
 # step, and neither is anything installed on this machine by hand.
 set -Eeuo pipefail
 # A command that ends the script (set -e) says which, even one whose own
-# output said nothing.
-trap 'echo "scripts/install-deps.sh: line $LINENO: $BASH_COMMAND failed (status $?)" >&2' ERR
+# output said nothing; said by the script's own shell only, as a subshell's
+# (a process substitution's) failure is the script's only if its command
+# fails.
+trap 'err_status=$?; [ "$BASHPID" != "$$" ] || echo "scripts/install-deps.sh: line $LINENO: $BASH_COMMAND failed (status $err_status)" >&2' ERR
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh

@@ -76,8 +76,10 @@
 #   scripts/test.sh ha test/ha/NNN.t some drills only
 set -Eeuo pipefail
 # A command that ends the script (set -e) says which, even one whose own
-# output said nothing.
-trap 'echo "scripts/test.sh: line $LINENO: $BASH_COMMAND failed (status $?)" >&2' ERR
+# output said nothing; said by the script's own shell only, as a subshell's
+# (a process substitution's) failure is the script's only if its command
+# fails.
+trap 'err_status=$?; [ "$BASHPID" != "$$" ] || echo "scripts/test.sh: line $LINENO: $BASH_COMMAND failed (status $err_status)" >&2' ERR
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
