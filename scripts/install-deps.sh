@@ -50,7 +50,7 @@ source scripts/postgresql.sh
 rust_orms=(librust-sqlx-dev librust-diesel-dev)
 case $PG_MAJOR in
     15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) rust_orms=() ;;  # bookworm
-    17) llvm=19 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # trixie
+    17) llvm=19 pgx=(golang-github-jackc-pgx-v4-dev) ;;  # trixie (pgx v5 came after it)
     18) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # forky, sid
     19) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # experimental, on forky and sid
     *)
