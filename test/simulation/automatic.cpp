@@ -1,7 +1,7 @@
 // Automatic leasing in the simulation: a node without a worker_id picks an
 // identity (claim.cpp pick(): the registry's rows of the range read at the
 // registry's clock, then automatic::pick of src/core/pick.hpp on them) and
-// claims it with a separate message (world.cpp send_claim), so another node's
+// claims it with a separate message (messages.cpp send_claim), so another node's
 // claim may come first: the worker then picks again (worker_reply), up to
 // automatic::kPickAttempts claims a round, as worker.cpp attempt() does.
 #include <cstdio>
@@ -20,22 +20,11 @@ automatic::HolderText text_of(const registry_row::Holder& holder) {
 }  // namespace
 
 void World::send_pick(Node& node) {
-  const int64_t now_mono = mono(node);
-  node.request = ++requests_;
-  node.request_sent_mono = now_mono;
-  schedule(std::min<int64_t>(lease_us_ / 4, 10000000), EventKind::kWorkerDeadline, node.index, 0,
-           node.incarnation, static_cast<int64_t>(node.request));
-  if (!reachable(node)) return;  // lost on the way
   Message message;
-  message.node = node.index;
-  message.incarnation = node.incarnation;
-  message.request = node.request;
-  message.sent_mono = now_mono;
+  if (!begin_request(node, &message)) return;
   message.is_pick = true;
   message.claim.self = node.self;
-  messages_.push_back(message);
-  schedule(network_delay(node), EventKind::kRegistryPick, node.index, 0, 0,
-           static_cast<int64_t>(messages_.size() - 1));
+  post(node, message, EventKind::kRegistryPick);
 }
 
 // The pick's SELECT at the registry's now(): every row of the range, live if

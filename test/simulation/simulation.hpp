@@ -1,4 +1,4 @@
-// The World: the simulation's state and its steps (world.cpp), faults
+// The World: the simulation's state and its steps (world.cpp, messages.cpp), faults
 // (faults.cpp).
 #pragma once
 
@@ -28,6 +28,8 @@ class World {
   int64_t mono(const Node& node) const;
   bool reachable(const Node& node) const;
   int64_t network_delay(Node& node);
+  bool begin_request(Node& node, Message* message);
+  void post(Node& node, const Message& message, EventKind kind);
   void reply(Node& node, EventKind kind, uint64_t incarnation, size_t index);
   int64_t step_delay(Node& node);
   void start(Node& node);

@@ -1,7 +1,9 @@
 // The simulation's event loop: backends, workers, the registry and the
 // standbys as events in simulated time, each step calling the real core code
-// the PostgreSQL glue calls at that point (named in each comment). Faults are
-// in faults.cpp. doc/simulation.md states what is simulated and assumed.
+// the PostgreSQL glue calls at that point (named in each comment). The
+// worker's messages to the registry are in messages.cpp, picks in
+// automatic.cpp, faults in faults.cpp. doc/simulation.md states what is
+// simulated and assumed.
 #include "world.hpp"
 
 #include <algorithm>
@@ -81,16 +83,6 @@ int64_t World::mono(const Node& node) const {
 
 bool World::reachable(const Node& node) const {
   return now_ >= node.partitioned_until && now_ >= outage_until_;
-}
-
-// The registry's answer to message `index` on its way back: lost to a fault
-// (a lost reply, a partition, an outage), or delivered as `kind`.
-void World::reply(Node& node, EventKind kind, uint64_t incarnation, size_t index) {
-  if (node.lose_next_reply || !reachable(node)) {
-    node.lose_next_reply = false;
-    return;
-  }
-  schedule(rng_.range(200, 3000), kind, node.index, 0, incarnation, static_cast<int64_t>(index));
 }
 
 int64_t World::network_delay(Node& node) {
@@ -279,123 +271,6 @@ void World::worker_tick(Node& node) {
     send_claim(node, static_cast<int>(node.grant.node), false);
   else
     send_pick(node);
-}
-
-// A claim or renewal whose ids_before is lease::ids_before_to_report, sent
-// with a deadline; `picked`: of the identity a pick gave.
-void World::send_claim(Node& node, int identity, bool picked) {
-  const int64_t now_mono = mono(node);
-  node.request = ++requests_;
-  node.request_sent_mono = now_mono;
-  schedule(std::min<int64_t>(lease_us_ / 4, 10000000), EventKind::kWorkerDeadline, node.index, 0,
-           node.incarnation, static_cast<int64_t>(node.request));
-  if (!reachable(node)) return;  // lost on the way
-  const int64_t last_ms = layout_.unix_ms(layout_.timestamp_of(node.state->last_id.load()));
-  const int64_t cap =
-      config_.mutant == Mutant::kNoCapReport ? 0 : lease::cap_ms(layout_, node.grant.ids_before);
-  const bool renewal = node.grant.held && node.grant.node == identity;  // cap_of()
-  Message message;
-  message.node = node.index;
-  message.incarnation = node.incarnation;
-  message.request = node.request;
-  message.sent_mono = now_mono;
-  message.identity = identity;
-  message.picked = picked;
-  message.claim.self = node.self;
-  message.claim.lease_ms = config_.lease_ms;
-  message.claim.ids_before_ms = lease::ids_before_to_report(
-      node.wall.at(now_) / 1000, last_ms, config_.lease_ms, max_lead_ms_, renewal ? cap : 0);
-  message.claim.window_ms = lease::window_ms(config_.lease_ms, max_lead_ms_);
-  messages_.push_back(message);
-  schedule(network_delay(node), EventKind::kRegistryClaim, node.index, 0, 0,
-           static_cast<int64_t>(messages_.size() - 1));
-}
-
-void World::worker_deadline(Node& node, uint64_t request) {
-  if (node.request != request) return;
-  node.request = 0;  // record_failure: the View keeps a lease held
-  node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
-  schedule(node.next_attempt_mono - mono(node), EventKind::kWorkerTick, node.index, 0,
-           node.incarnation, 0);
-}
-
-// The registry: the claim statement's pure version at the registry's clock.
-void World::registry_claim(size_t index) {
-  Message& message = messages_[index];
-  Node& node = *nodes_[static_cast<size_t>(message.node)];
-  if (now_ < outage_until_) return;
-  registry_row::Row& row = rows_[static_cast<size_t>(message.identity)];
-  message.answer = registry_row::claim(row, message.claim, kStartUs + now_);
-  if (message.answer.taken) {
-    figures_.takeovers++;
-    if (message.picked) figures_.automatic_takeovers++;
-  }
-  reply(node, EventKind::kWorkerReply, message.incarnation, index);
-}
-
-// record_claim / record_conflict (worker.cpp), apply_inherited (claim.cpp).
-// Automatic, a claim another node won is followed by a new pick, up to
-// automatic::kPickAttempts claims in the round.
-void World::worker_reply(Node& node, size_t index) {
-  const Message& message = messages_[index];
-  if (node.request != message.request) return;  // the deadline passed first
-  node.request = 0;
-  const registry_row::ClaimAnswer& answer = message.answer;
-  if (!answer.claimed) {
-    node.grant = lease::Grant{};
-    if (node.configured < 0) {
-      if (message.picked) figures_.lost_races++;
-      if (++node.pick_round < automatic::kPickAttempts) {
-        send_pick(node);
-        return;
-      }
-    }
-    node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
-  } else {
-    lease::Grant& grant = node.grant;
-    if (!grant.held || grant.node != message.identity || answer.taken) grant.floor = 0;
-    const int64_t floor = lease::floor_from_inherited(layout_, answer.inherited_ms);
-    if (floor > 0 && config_.mutant != Mutant::kNoFloor) {
-      node.generator->raise_floor(floor);
-      grant.floor = std::max(grant.floor, floor);
-    }
-    grant.held = true;
-    grant.node = message.identity;
-    grant.valid_until_us = lease::valid_until_us(message.sent_mono, lease_us_);
-    grant.ids_before = lease::cap_from_ids_before(layout_, answer.ids_before_ms);
-    node.renewed_at_us = answer.row.renewed_at_us;
-    node.next_attempt_mono = lease::renew_at_us(message.sent_mono, lease_us_);
-  }
-  schedule(std::max<int64_t>(0, node.next_attempt_mono - mono(node)), EventKind::kWorkerTick,
-           node.index, 0, node.incarnation, 0);
-}
-
-// The release at a clean shutdown (worker.cpp release()): the View says
-// released first, then last_id gives the ids_before sent.
-void World::release(Node& node) {
-  if (!node.grant.held) return;
-  node.grant.held = false;
-  if (!reachable(node)) return;
-  Message message;
-  message.node = node.index;
-  message.identity = static_cast<int>(node.grant.node);
-  message.is_release = true;
-  message.claim.self = node.self;
-  message.renewed_at_us = node.renewed_at_us;
-  message.release_ms = lease::release_ids_before_ms(layout_, node.state->last_id.load());
-  messages_.push_back(message);
-  schedule(network_delay(node), EventKind::kRegistryRelease, node.index, 0, 0,
-           static_cast<int64_t>(messages_.size() - 1));
-}
-
-void World::registry_release(size_t index) {
-  const Message& message = messages_[index];
-  if (now_ < outage_until_) return;
-  registry_row::Row& row = rows_[static_cast<size_t>(message.identity)];
-  // The mutant: the release statement before issue 29 (any row of the holder).
-  const int64_t renewed_at =
-      config_.mutant == Mutant::kStaleRelease ? row.renewed_at_us : message.renewed_at_us;
-  (void)registry_row::release(row, message.claim.self, renewed_at, message.release_ms);
 }
 
 void World::note(const std::string& what) {
