@@ -1,6 +1,6 @@
 -- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
 -- 1.2, then to the default version; 1.1 installed as such updates to 1.2
--- too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5 and 1.5 to 1.6.
+-- too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5, 1.5 to 1.6 and 1.6 to 1.7.
 -- Quietly: an earlier test may have created it, or not (the order of tests).
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowflake CASCADE;

@@ -116,7 +116,7 @@ preload($copy, 0);
 $copy->start;
 $copy->safe_psql('postgres', 'ALTER EXTENSION snowflake UPDATE');
 is($copy->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
-	'1.6', 'copy: the extension is updated to 1.6');
+	'1.7', 'copy: the extension is updated to 1.7');
 is(vouches($copy), 0, 'copy: an update is no creation: no vouch');
 $copy->safe_psql('postgres', 'CREATE DATABASE other');
 $copy->safe_psql('other', 'CREATE EXTENSION snowflake');
