@@ -1,39 +1,62 @@
-// The bound's origin when pg_snowflake/state is missing, and what a creation
-// of the extension records (durable.cpp states the durability protocol).
+// The bound's origin when pg_snowflake/state is missing or does not cover
+// the data, and what creations and drops of the extension record (durable.cpp
+// states the durability protocol).
 //
-// Where the bound comes from (BoundState). The postmaster reads the state file
-// at start. A data directory that has issued IDs, or in which the extension
-// was created under the preload, has one (note_extension_created writes an
-// empty bound); so a missing file means a new data directory, or one filled
-// from another without pg_snowflake/: by pg_upgrade (which copies only
-// relations and catalogs), or a copy or restore that skipped it. Which one
-// only the databases can tell, so the node starts "checking": the registry
-// worker looks for the extension in every database (bound_check.cpp). Found
-// nowhere, the bound is known (nothing was issued); found, it is unknown, and
-// make_durable refuses every ID until an operator gives the bound
-// (adopt_bound: the old data directory's state file, or a time). A replayed
-// bound record makes it known too: it is above every ID the primary issued
-// before it. No ID is ever issued under an unknown bound, and the hot path
-// pays nothing for this: a node without a bound reaches make_durable on its
-// first ID.
+// Where the bound comes from (BoundState). The postmaster reads
+// pg_snowflake/ at start. A data directory that has issued IDs, or in which
+// the extension was created under the preload, has a state file
+// (note_extension_created writes an empty bound); so a missing file means a
+// new data directory, or one filled from another without pg_snowflake/: by
+// pg_upgrade (which copies only relations and catalogs), or a copy or restore
+// that skipped it. Which one only the databases can tell, so the node starts
+// "checking": the registry worker looks for the extension in every database
+// (bound_check.cpp). Found nowhere, the bound is known (nothing was issued);
+// found, it is unknown, and make_durable refuses every ID until an operator
+// gives the bound (adopt_bound: the old data directory's state file, or a
+// time). A replayed bound record makes it known too: it is above every ID the
+// primary issued before it. No ID is ever issued under an unknown bound, and
+// the hot path pays nothing for this: a node without a bound reaches
+// make_durable on its first ID.
 //
-// Creations. Every way of creating the extension (CREATE EXTENSION, with
-// CASCADE, in a function or a DO block, pg_restore) runs the install script
-// and then the update scripts up to the default version; the last one calls
+// Unknown stays unknown. A bound found unknown is marked on disk
+// (pg_snowflake/unknown, a line per reason) before anything relies on it, and
+// the marks outlast restarts, drops and re-creations of the extension: only
+// an operator's bound (adopt_bound) or a replayed bound record removes them.
+// Three events mark the bound unknown, each a way data this data directory's
+// bound does not cover can arrive or hide:
+// - the check finds the extension (conclude_bound_check);
+// - the extension is dropped while the bound is not known: its tables keep
+//   the IDs it issued, and a check after the drop would find nothing;
+// - pg_upgrade brings databases into the data directory: its server runs in
+//   binary-upgrade mode, where the extension's creation (preloaded) or the
+//   library's loading (not preloaded: pg_upgrade's checks and its restore of
+//   the extension's C functions load it) marks it. A state file vouches only
+//   for the data its own data directory issued, so one written before
+//   pg_upgrade (a new cluster tried out first) does not cover what arrives.
+//   The bound that does is the old data directory's: Debian's
+//   pg_upgradecluster hook copies its state file to pg_snowflake/given before
+//   pg_upgrade runs, and the next start takes it (restore_durable_bound).
+//
+// Creations. Every creation of the extension (CREATE EXTENSION, with CASCADE,
+// in a function or a DO block, pg_restore) inserts its pg_extension row; the
+// object access hook below sees that insertion (not a CREATE EXTENSION IF NOT
+// EXISTS that skipped, nor an ALTER EXTENSION UPDATE) and, with the preload,
+// calls note_extension_created(). Without the preload the hook is not there
+// yet when the row is inserted, so the last update script calls
 // snowflake_note_created(), which acts only if the extension's members were
-// all made by the current transaction: an ALTER EXTENSION UPDATE (after
-// pg_upgrade, say) finds older ones, and pg_upgrade itself runs no script.
-// With the preload it calls note_extension_created(). Without it no ID can be
-// issued on this server, so, if the data directory has no state file, it
-// leaves a vouch in pg_snowflake/ (state_file.cpp): this database's extension
-// (that OID, in this database or a database copied from it as a template)
-// issued nothing here; the check counts it as absent. A copy or pg_upgrade
-// without pg_snowflake/ has no vouch, and the vouches are removed once the
-// state file exists, so a copy that skips only the state file is not trusted
-// on their word. A dump restored into a new cluster cannot be told from a new
+// all made by the current transaction. Without the preload no ID can be
+// issued on this server, so, if the data directory has no state file and no
+// marks, it leaves a vouch in pg_snowflake/ (state_file.cpp): this database's
+// extension (that OID, in this database or a database copied from it as a
+// template) issued nothing here; the check counts it as absent. A copy or
+// pg_upgrade without pg_snowflake/ has no vouch, and the vouches are removed
+// once the state file exists, so a copy that skips only the state file is not
+// trusted on their word. What no hook sees: a copy that never ran with the
+// preload, in which the extension is dropped and created again before the
+// preload is added, vouches for the new extension (README, "Copies and
+// restores"). A dump restored into a new cluster cannot be told from a new
 // node's data (README, "Upgrading PostgreSQL": a new identity, or the old
-// bound); Debian's pg_upgradecluster gets the old bound from the package's
-// hook (debian/pg_upgradecluster-hook) before any data arrives.
+// bound).
 #include "bound_check.hpp"
 #include "boundary.hpp"
 #include "durable.hpp"
@@ -42,16 +65,21 @@
 #include "postgres.hpp"
 #include "registry/registry.hpp"
 #include "state_file.hpp"
+#include "text.hpp"
 
 extern "C" {
 #include "access/genam.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
+#include "commands/dbcommands.h"
 #include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
 }
 
 namespace snowflake::pg {
@@ -108,6 +136,55 @@ bool members_all_new(Oid extension) {
   return all_new;
 }
 
+// The name of the current database, quoted, for messages; its OID outside a
+// transaction.
+const char* quoted_database() {
+  const char* name = IsTransactionState() ? get_database_name(MyDatabaseId) : nullptr;
+  return name != nullptr ? psprintf("\"%s\"", name) : psprintf("with OID %u", MyDatabaseId);
+}
+
+// Whether the extension `extension` is snowflake. Its row may be this
+// command's own and not yet visible to catalog lookups: read with
+// SnapshotSelf.
+bool is_snowflake(Oid extension) {
+  Relation relation = table_open(ExtensionRelationId, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(extension));
+  SysScanDesc scan = systable_beginscan(relation, ExtensionOidIndexId, true, SnapshotSelf, 1, &key);
+  const HeapTuple tuple = systable_getnext(scan);
+  const bool snowflake =
+      HeapTupleIsValid(tuple) &&
+      strcmp(NameStr(reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple))->extname),
+             "snowflake") == 0;
+  systable_endscan(scan);
+  table_close(relation, AccessShareLock);
+  return snowflake;
+}
+
+object_access_hook_type previous_object_access = nullptr;
+
+// Sees every creation and drop of the extension ("Creations", "Unknown stays
+// unknown" above).
+void object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void* arg) {
+  if (previous_object_access != nullptr)
+    previous_object_access(access, class_id, object_id, sub_id, arg);
+  if (class_id != ExtensionRelationId || (access != OAT_POST_CREATE && access != OAT_DROP) ||
+      !is_snowflake(object_id))
+    return;
+  if (access == OAT_POST_CREATE && IsBinaryUpgrade) {
+    mark_bound_unknown("this data directory was made by pg_upgrade, which brought the snowflake "
+                       "extension in database %s",
+                       quoted_database(), ERROR);
+  } else if (access == OAT_POST_CREATE) {
+    note_extension_created(object_id);
+  } else if (shared_node != nullptr && bound_state() != BoundState::kKnown) {
+    mark_bound_unknown("the snowflake extension was dropped in database %s while the bound was not "
+                       "known, and its tables may keep the IDs it issued",
+                       quoted_database(), ERROR);
+  }
+}
+
 }  // namespace
 
 void set_bound_state(BoundState state) {
@@ -160,7 +237,7 @@ void require_known_bound() {
     }
     case BoundState::kUnknown: {
       LWLockAcquire(shared_node->durable_lock, LW_SHARED);
-      const char* found = pstrdup(shared_node->bound_found_in);
+      const char* why = pstrdup(shared_node->bound_unknown_why);
       LWLockRelease(shared_node->durable_lock);
       // After pg_upgrade an extension keeps its version until ALTER EXTENSION
       // UPDATE, and versions before 1.4 lack the two functions.
@@ -168,11 +245,7 @@ void require_known_bound() {
       ereport(ERROR,
               (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                errmsg("the bound above this node's earlier snowflake IDs is unknown"),
-               errdetail("pg_snowflake/state was missing when the server started, yet the "
-                         "snowflake extension is in database %s: this data directory was made "
-                         "by pg_upgrade, or restored or copied without pg_snowflake/, and IDs "
-                         "issued before could be issued again.",
-                         found),
+               errdetail("%s; IDs issued before could be issued again.", capitalized(why)),
                errhint("As a superuser, run %sSELECT snowflake_restore_bound('/path/to/old/data') "
                        "with the data directory this one came from, or, if it never issued "
                        "IDs, SELECT snowflake_set_bound(now()).",
@@ -182,26 +255,53 @@ void require_known_bound() {
   }
 }
 
-void conclude_bound_check(const char* found) {
+void mark_bound_unknown(const char* clause, const char* databases, int elevel) {
+  // On disk first: nothing may rely on the mark before it is durable.
+  (void)append_unknown_mark(clause, databases, elevel);
+  if (shared_node == nullptr) return;
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
-  if (bound_state() == BoundState::kChecking) {
-    strlcpy(shared_node->bound_found_in, found != nullptr ? found : "",
-            sizeof(shared_node->bound_found_in));
-    set_bound_state(found != nullptr ? BoundState::kUnknown : BoundState::kKnown);
+  if (bound_state() != BoundState::kKnown) {
+    if (!read_unknown_marks(shared_node->bound_unknown_why,
+                            sizeof(shared_node->bound_unknown_why)))
+      strlcpy(shared_node->bound_unknown_why, "the bound was marked unknown",
+              sizeof(shared_node->bound_unknown_why));
+    set_bound_state(BoundState::kUnknown);
   }
+  LWLockRelease(shared_node->durable_lock);
+}
+
+void conclude_bound_check(const char* found) {
+  if (bound_state() != BoundState::kChecking) return;
+  if (found != nullptr) {
+    mark_bound_unknown("the snowflake extension is in database %s, yet pg_snowflake/state was "
+                       "missing when the server started: this data directory was made by "
+                       "pg_upgrade, or restored or copied without pg_snowflake/",
+                       found, WARNING);
+    return;
+  }
+  LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
+  if (bound_state() == BoundState::kChecking) set_bound_state(BoundState::kKnown);
   LWLockRelease(shared_node->durable_lock);
 }
 
 void note_extension_created(Oid extension) {
   if (shared_node == nullptr) return;
-  const BoundState state = bound_state();
-  if (state != BoundState::kKnown) {
-    // No ID is issued until the bound is known, so none was issued under
-    // this extension: a vouch, as without the preload, which the check (at
-    // this database now or after a restart) counts as no extension.
-    if (OidIsValid(extension)) vouch_for_creation(MyDatabaseId, extension);
-    if (state == BoundState::kChecking && registry_worker_registered()) return;
-    if (state == BoundState::kChecking) {
+  switch (bound_state()) {
+    case BoundState::kKnown: {
+      LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+      const bool written = shared_node->state_file_written;
+      LWLockRelease(shared_node->durable_lock);
+      // In WAL too, so that a standby cloned before now vouches as well.
+      if (!written) (void)adopt_bound(shared_node->written_until);
+      return;
+    }
+    case BoundState::kChecking:
+      // No ID is issued until the bound is known, so none was issued under
+      // this extension: a vouch, as without the preload, which the check (at
+      // this database now or after a restart) counts as no extension. (A drop
+      // before it marked the bound unknown.)
+      vouch_for_creation(MyDatabaseId, extension);
+      if (registry_worker_registered()) return;
       ereport(WARNING,
               (errmsg("snowflake cannot issue IDs on this server until the bound above its "
                       "earlier IDs is known"),
@@ -212,22 +312,34 @@ void note_extension_created(Oid extension) {
                errhint("Raise max_worker_processes by 1 and restart the server; or, as a "
                        "superuser, SELECT snowflake_set_bound(now()) if this data directory "
                        "never issued IDs.")));
-    } else {
+      return;
+    case BoundState::kUnknown: {
+      // The bound stays unknown whatever is created: no vouch.
+      LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+      const char* why = pstrdup(shared_node->bound_unknown_why);
+      LWLockRelease(shared_node->durable_lock);
       ereport(WARNING,
               (errmsg("snowflake cannot issue IDs on this server until the bound above its "
                       "earlier IDs is given"),
-               errdetail("pg_snowflake/state was missing when the server started, and other "
-                         "databases have the extension."),
+               errdetail("%s.", capitalized(why)),
                errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') or "
                        "SELECT snowflake_set_bound(now()); README, \"Upgrading PostgreSQL\".")));
+      return;
     }
-    return;
   }
-  LWLockAcquire(shared_node->durable_lock, LW_SHARED);
-  const bool written = shared_node->state_file_written;
-  LWLockRelease(shared_node->durable_lock);
-  // In WAL too, so that a standby cloned before now vouches as well.
-  if (!written) (void)adopt_bound(shared_node->written_until);
+}
+
+void install_bound_origin_hooks() {
+  previous_object_access = object_access_hook;
+  object_access_hook = object_access;
+  // A library loaded by a server in binary-upgrade mode without the preload
+  // is pg_upgrade's, restoring the extension's functions into this data
+  // directory or checking that it can ("Unknown stays unknown").
+  if (IsBinaryUpgrade && IsUnderPostmaster && !process_shared_preload_libraries_in_progress) {
+    mark_bound_unknown("this data directory was made by pg_upgrade, which loaded the snowflake "
+                       "library in database %s",
+                       quoted_database(), ERROR);
+  }
 }
 
 }  // namespace snowflake::pg
@@ -242,11 +354,10 @@ SNOWFLAKE_FUNCTION(snowflake_note_created) {
                     errmsg("snowflake_note_created() is only for the snowflake extension's own "
                            "scripts")));
   }
-  if (!members_all_new(extension)) PG_RETURN_VOID();
-  if (shared_node != nullptr) {
-    note_extension_created(extension);
-  } else if (!state_file_exists()) {
+  // With the preload the object access hook has noted it.
+  char why[kUnknownMarkMax];
+  if (shared_node == nullptr && members_all_new(extension) && !state_file_exists() &&
+      !read_unknown_marks(why, sizeof(why)))
     vouch_for_creation(MyDatabaseId, extension);
-  }
   PG_RETURN_VOID();
 }

@@ -89,6 +89,9 @@ void redo(XLogReaderState* record) {
     // empty bound a creation of the extension writes, vouches as its primary does).
     write_replayed_bound(until, record->ReadRecPtr);
     if (!shared_node->state_file_written) remove_vouches(WARNING);
+    // The primary knew its bound when it wrote the record, and so does this
+    // server once it has it.
+    if (bound_state() == BoundState::kUnknown) remove_unknown_marks(WARNING);
     shared_node->written_until = std::max(until, shared_node->written_until);
     shared_node->state_file_written = true;
   }

@@ -45,6 +45,7 @@
 #include "registry/registry.hpp"
 #include "settings.hpp"
 #include "state_file.hpp"
+#include "text.hpp"
 #include "time.hpp"
 
 namespace snowflake::pg {
@@ -120,14 +121,43 @@ XLogRecPtr write_bound(int64_t until) {
 
 void restore_durable_bound() {
   int64_t until = 0;
-  const bool found = read_state_file(&until);
+  bool found = read_state_file(&until);
+  // A bound given for data from another data directory (bound_origin.cpp,
+  // "Unknown stays unknown"): the state file's from now on, and it covers
+  // what the marks were about.
+  // Not in pg_upgrade's own server: the data it brings comes after.
+  int64_t given = 0;
+  const bool has_given = !IsBinaryUpgrade && read_given_state_file(&given);
+  if (has_given) {
+    until = found ? std::max(until, given) : given;
+    found = true;
+    if (write_state_file(until, LOG)) {
+      remove_unknown_marks(LOG);
+      remove_given_state_file(LOG);
+    }
+    ereport(LOG, (errmsg("snowflake: took the bound in pg_snowflake/given, above the IDs of the "
+                         "data directory this one was upgraded from")));
+  }
+  char why[sizeof(shared_node->bound_unknown_why)];
+  const bool unknown = !has_given && read_unknown_marks(why, sizeof(why));
   shared_node->written_until = until;
   shared_node->state_file_written = found;
   node_generator()->restore(until);
   // The state file says more than the vouches of creations before it.
   if (found) remove_vouches(LOG);
-  set_bound_state(found ? BoundState::kKnown : BoundState::kChecking);
-  if (!found && !IsBinaryUpgrade && !registry_worker_registered()) {
+  set_bound_state(unknown ? BoundState::kUnknown : found ? BoundState::kKnown : BoundState::kChecking);
+  if (unknown) {
+    strlcpy(shared_node->bound_unknown_why, why, sizeof(shared_node->bound_unknown_why));
+    if (!IsBinaryUpgrade) {
+      ereport(WARNING,
+              (errmsg("snowflake: the bound above this data directory's earlier IDs is unknown"),
+               errdetail("%s; snowflake_nextval() refuses until the bound is given.",
+                         capitalized(why)),
+               errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') with "
+                       "the data directory this one came from, or, if it never issued IDs, "
+                       "SELECT snowflake_set_bound(now()).")));
+    }
+  } else if (!found && !IsBinaryUpgrade && !registry_worker_registered()) {
     ereport(WARNING,
             (errmsg("snowflake: pg_snowflake/state is missing, and the check of the databases "
                     "cannot run: the snowflake registry worker could not be registered"),
@@ -149,6 +179,8 @@ int64_t adopt_bound(int64_t until) {
   wait_for_synchronous_standbys(lsn, until);
   node_generator()->restore(until);
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
+  // The state file is written: the marks of an unknown bound have had their answer.
+  if (bound_state() == BoundState::kUnknown) remove_unknown_marks(WARNING);
   set_bound_state(BoundState::kKnown);
   LWLockRelease(shared_node->durable_lock);
   return until;

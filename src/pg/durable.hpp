@@ -36,11 +36,23 @@ void conclude_bound_check(const char* found);
 
 // After `extension` was created in this backend's transaction, with the
 // preload: from now on this data directory vouches for its IDs, so the state
-// file is written (an empty bound) if there is none yet; while the bound is
-// not known (so nothing is issued), a vouch instead (bound_origin.cpp,
-// "Creations"), with a WARNING if the check cannot run or found other
-// databases. Never waits for the check.
+// file is written (an empty bound) if there is none yet; while the
+// databases are checked (so nothing is issued), a vouch instead
+// (bound_origin.cpp, "Creations"), with a WARNING if the check cannot run;
+// while the bound is unknown, only a WARNING. Never waits for the check.
 void note_extension_created(unsigned int extension);
+
+// Marks the bound unknown for a reason: `clause` ("this data directory was
+// made by pg_upgrade, which ... in database %s") with `databases` (quoted
+// names) in its %s; durably on disk (pg_snowflake/unknown; a failure raised
+// at `elevel`), then in shared memory if the bound is not known
+// (bound_origin.cpp, "Unknown stays unknown").
+void mark_bound_unknown(const char* clause, const char* databases, int elevel);
+
+// The object access hook that sees the extension created and dropped, and,
+// in a server pg_upgrade runs, the mark of a library loaded there. From
+// _PG_init, preloaded or not.
+void install_bound_origin_hooks();
 
 // snowflake_restore_bound() and snowflake_set_bound(): makes `until` (ms since
 // the epoch) durable, written to WAL and the state file, and the next ID later

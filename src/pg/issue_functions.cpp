@@ -1,16 +1,10 @@
 // SQL functions that issue IDs: snowflake_nextval(), snowflake_generate(n),
 // and snowflake_lastval(), the session's most recently returned ID, which
-// DISCARD forgets as it forgets lastval(). The utility hook that does that
-// also tells bound_origin.cpp when CREATE EXTENSION snowflake has run.
+// DISCARD forgets as it forgets lastval(), by a utility hook.
 #include "issue_functions.hpp"
 
 #include "boundary.hpp"
-#include "durable.hpp"
 #include "issue.hpp"
-
-extern "C" {
-#include "commands/extension.h"
-}
 
 namespace snowflake::pg {
 namespace {
@@ -35,12 +29,7 @@ ProcessUtility_hook_type previous_process_utility = nullptr;
 // PostgreSQL's own reset, this is not undone if the transaction of a DISCARD
 // SEQUENCES rolls back. Only plain values live in this frame: the command
 // may raise an error.
-//
-// Every creation of version 1.5 or later is noted by its last update script
-// (bound_origin.cpp, "Creations"); this hook (with the preload, which puts it
-// in every backend) notes the statement CREATE EXTENSION snowflake too, for a
-// VERSION before 1.5, whose scripts lack that call. Noting twice writes once.
-// pg_upgrade never runs it: it recreates an extension's objects one by one.
+
 void process_utility(PlannedStmt* statement, const char* query, bool read_only_tree,
                      ProcessUtilityContext context, ParamListInfo params,
                      QueryEnvironment* query_env, DestReceiver* dest, QueryCompletion* completion) {
@@ -48,9 +37,6 @@ void process_utility(PlannedStmt* statement, const char* query, bool read_only_t
   const bool forgets =
       IsA(command, DiscardStmt) && (castNode(DiscardStmt, command)->target == DISCARD_ALL ||
                                     castNode(DiscardStmt, command)->target == DISCARD_SEQUENCES);
-  const bool creates_snowflake =
-      IsA(command, CreateExtensionStmt) &&
-      strcmp(castNode(CreateExtensionStmt, command)->extname, "snowflake") == 0;
   if (previous_process_utility != nullptr) {
     previous_process_utility(statement, query, read_only_tree, context, params, query_env, dest,
                              completion);
@@ -62,7 +48,6 @@ void process_utility(PlannedStmt* statement, const char* query, bool read_only_t
     discarded = discarded || last_returned >= 0;
     last_returned = -1;
   }
-  if (creates_snowflake) note_extension_created(get_extension_oid("snowflake", true));
 }
 
 // Where snowflake_generate(n) is between calls: the reserved run it is

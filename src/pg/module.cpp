@@ -1,7 +1,7 @@
 // The module: its magic block and _PG_init. Loaded through
 // shared_preload_libraries, it sets up the node's generator in shared memory
 // and its WAL resource manager; loaded later (CREATE EXTENSION without the
-// preload) it only defines the settings and the session's utility hook, so
+// preload) it only defines the settings and the session's hooks, so
 // decoding works and issuing IDs fails with an error that says what to add
 // to postgresql.conf.
 #include <dlfcn.h>
@@ -10,6 +10,7 @@
 
 #include "bound_wal.hpp"
 #include "compat.hpp"
+#include "durable.hpp"
 #include "issue_functions.hpp"
 #include "library.hpp"
 #include "node.hpp"
@@ -24,6 +25,7 @@ SNOWFLAKE_MODULE_MAGIC;
 void _PG_init(void) {
   snowflake::pg::define_settings();
   snowflake::pg::install_utility_hook();
+  snowflake::pg::install_bound_origin_hooks();
   if (!process_shared_preload_libraries_in_progress) return;
   snowflake::pg::register_wal_resource_manager();
   snowflake::pg::request_node_memory();

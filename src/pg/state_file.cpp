@@ -5,6 +5,7 @@
 // once by the backend that created the extension.
 #include "state_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -17,6 +18,8 @@ namespace {
 constexpr char kStateDirectory[] = "pg_snowflake";
 constexpr char kStatePath[] = "pg_snowflake/state";
 constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
+constexpr char kGivenPath[] = "pg_snowflake/given";
+constexpr char kUnknownPath[] = "pg_snowflake/unknown";
 constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
 constexpr uint32 kStateVersion = 1;
 
@@ -62,6 +65,50 @@ bool read_state(const char* path, StateFile* file) {
 
 constexpr char kVouchPrefix[] = "created.";
 
+
+// The bound in `file` as a time of this server's layout, warning if the
+// layout changed since it was written.
+int64_t bound_of(const StateFile& file) {
+  const Layout& layout = settings.layout;
+  if (file.epoch_ms != layout.epoch_ms() || file.bits[0] != layout.timestamp_bits() ||
+      file.bits[1] != layout.datacenter_bits() || file.bits[2] != layout.worker_bits() ||
+      file.bits[3] != layout.sequence_bits()) {
+    ereport(
+        WARNING,
+        (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
+         errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
+                   "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
+                   static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1], file.bits[2],
+                   file.bits[3], static_cast<long long>(layout.epoch_ms()), layout.timestamp_bits(),
+                   layout.datacenter_bits(), layout.worker_bits(), layout.sequence_bits()),
+         errhint("New IDs still stay above every ID issued before, so a change that makes "
+                 "them smaller leaves the node unable to issue IDs until its clock catches "
+                 "up.")));
+  }
+  return layout.timestamp_bound(file.id_bound);
+}
+
+// Makes pg_snowflake/ if it is missing, durably; false (raised at `elevel`)
+// if it cannot.
+bool make_state_directory(int elevel) {
+  if (MakePGDirectory(kStateDirectory) == 0) {
+    // A new directory's entry is durable only once its parent is fsynced.
+    return fsync_fname_ext(".", true, false, elevel) == 0;
+  }
+  if (errno == EEXIST) return true;
+  ereport(elevel, (errcode_for_file_access(),
+                   errmsg("could not create directory \"%s\": %m", kStateDirectory)));
+  return false;
+}
+
+void remove_file(const char* path, int elevel) {
+  if (unlink(path) == 0) {
+    (void)fsync_fname_ext(kStateDirectory, true, false, elevel);
+  } else if (errno != ENOENT) {
+    ereport(elevel, (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", path)));
+  }
+}
+
 }  // namespace
 
 // Writes the bound `until` to the state file durably: a complete new file,
@@ -81,15 +128,8 @@ bool write_state_file(int64_t until, int elevel) {
   file.bits[3] = layout.sequence_bits();
   file.crc = state_crc(file);
 
-  if (MakePGDirectory(kStateDirectory) == 0) {
-    // A new directory's entry is durable only once its parent is fsynced
-    // (durable_rename below fsyncs the directory itself, not its parent).
-    if (fsync_fname_ext(".", true, false, elevel) != 0) return false;
-  } else if (errno != EEXIST) {
-    ereport(elevel, (errcode_for_file_access(),
-                     errmsg("could not create directory \"%s\": %m", kStateDirectory)));
-    return false;
-  }
+  // (durable_rename below fsyncs the directory itself, not its parent.)
+  if (!make_state_directory(elevel)) return false;
   const int fd = OpenTransientFile(kStateTempPath, O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
   if (fd < 0) {
     ereport(elevel, (errcode_for_file_access(),
@@ -116,24 +156,102 @@ bool write_state_file(int64_t until, int elevel) {
 bool read_state_file(int64_t* until) {
   StateFile file;
   if (!read_state(kStatePath, &file)) return false;
-  const Layout& layout = settings.layout;
-  if (file.epoch_ms != layout.epoch_ms() || file.bits[0] != layout.timestamp_bits() ||
-      file.bits[1] != layout.datacenter_bits() || file.bits[2] != layout.worker_bits() ||
-      file.bits[3] != layout.sequence_bits()) {
-    ereport(
-        WARNING,
-        (errmsg("snowflake layout or epoch changed since this node last issued IDs"),
-         errdetail("The IDs were issued with snowflake.epoch = %lld and widths %d/%d/%d/%d; "
-                   "the server now has snowflake.epoch = %lld and widths %d/%d/%d/%d.",
-                   static_cast<long long>(file.epoch_ms), file.bits[0], file.bits[1], file.bits[2],
-                   file.bits[3], static_cast<long long>(layout.epoch_ms()), layout.timestamp_bits(),
-                   layout.datacenter_bits(), layout.worker_bits(), layout.sequence_bits()),
-         errhint("New IDs still stay above every ID issued before, so a change that makes "
-                 "them smaller leaves the node unable to issue IDs until its clock catches "
-                 "up.")));
-  }
-  *until = layout.timestamp_bound(file.id_bound);
+  *until = bound_of(file);
   return true;
+}
+
+bool read_given_state_file(int64_t* until) {
+  StateFile file;
+  if (!read_state(kGivenPath, &file)) return false;
+  *until = bound_of(file);
+  return true;
+}
+
+void remove_given_state_file(int elevel) {
+  remove_file(kGivenPath, elevel);
+}
+
+bool append_unknown_mark(const char* clause, const char* databases, int elevel) {
+  if (!make_state_directory(elevel)) return false;
+  const int fd = OpenTransientFile(kUnknownPath, O_CREAT | O_WRONLY | O_APPEND | PG_BINARY);
+  if (fd < 0) {
+    ereport(elevel,
+            (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kUnknownPath)));
+    return false;
+  }
+  char line[kUnknownMarkMax];
+  const int length = snprintf(line, sizeof(line), "%s\t%s\n", clause, databases);
+  const size_t wanted = std::min(static_cast<size_t>(length), sizeof(line) - 1);
+  errno = 0;
+  const bool written = write(fd, line, wanted) == static_cast<ssize_t>(wanted);
+  if (!written && errno == 0) errno = ENOSPC;
+  const bool synced = written && pg_fsync(fd) == 0;
+  const int saved_errno = errno;
+  CloseTransientFile(fd);
+  if (!synced) {
+    errno = saved_errno;
+    ereport(elevel,
+            (errcode_for_file_access(),
+             errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write", kUnknownPath)));
+    return false;
+  }
+  return fsync_fname_ext(kStateDirectory, true, false, elevel) == 0;
+}
+
+// Each mark is "clause<TAB>databases"; marks of one clause are said once,
+// with their databases listed in its %s.
+bool read_unknown_marks(char* out, size_t size) {
+  const int fd = OpenTransientFile(kUnknownPath, O_RDONLY | PG_BINARY);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    // Unreadable marks still mark the bound unknown.
+    strlcpy(out, "pg_snowflake/unknown cannot be read", size);
+    return true;
+  }
+  char text[4 * kUnknownMarkMax];
+  const ssize_t got = read(fd, text, sizeof(text) - 1);
+  CloseTransientFile(fd);
+  text[std::max<ssize_t>(got, 0)] = '\0';
+  constexpr int kClauses = 8;
+  const char* clauses[kClauses];
+  char databases[kClauses][kUnknownMarkMax];
+  int count = 0;
+  char* next = text;
+  for (char* line = strsep(&next, "\n"); line != nullptr; line = strsep(&next, "\n")) {
+    char* names = strchr(line, '\t');
+    if (names == nullptr) continue;
+    *names++ = '\0';
+    int i = 0;
+    while (i < count && strcmp(clauses[i], line) != 0) i++;
+    if (i == count) {
+      if (count == kClauses) continue;
+      clauses[count] = line;
+      databases[count++][0] = '\0';
+    }
+    if (strstr(databases[i], names) != nullptr) continue;
+    if (databases[i][0] != '\0') strlcat(databases[i], ", ", sizeof(databases[i]));
+    strlcat(databases[i], names, sizeof(databases[i]));
+  }
+  out[0] = '\0';
+  for (int i = 0; i < count; i++) {
+    if (i > 0) strlcat(out, "; ", size);
+    const char* hole = strstr(clauses[i], "%s");
+    const size_t before = hole != nullptr ? static_cast<size_t>(hole - clauses[i]) : strlen(clauses[i]);
+    const size_t used = strlen(out);
+    if (used + before < size) {
+      memcpy(out + used, clauses[i], before);
+      out[used + before] = '\0';
+    }
+    if (hole == nullptr) continue;
+    strlcat(out, databases[i], size);
+    strlcat(out, hole + 2, size);
+  }
+  if (out[0] == '\0') strlcpy(out, "pg_snowflake/unknown marks it unknown", size);
+  return true;
+}
+
+void remove_unknown_marks(int elevel) {
+  remove_file(kUnknownPath, elevel);
 }
 
 uint64_t read_other_state_file(const char* data_directory) {
@@ -160,12 +278,7 @@ bool state_file_exists() {
 void vouch_for_creation(Oid database, Oid extension) {
   char path[MAXPGPATH];
   snprintf(path, sizeof(path), "%s/%s%u.%u", kStateDirectory, kVouchPrefix, database, extension);
-  const bool made = MakePGDirectory(kStateDirectory) == 0;
-  if (!made && errno != EEXIST) {
-    ereport(WARNING, (errcode_for_file_access(),
-                      errmsg("could not create directory \"%s\": %m", kStateDirectory)));
-    return;
-  }
+  if (!make_state_directory(WARNING)) return;
   const int fd = OpenTransientFile(path, O_CREAT | O_WRONLY | PG_BINARY);
   if (fd < 0) {
     ereport(WARNING, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", path)));
@@ -177,9 +290,8 @@ void vouch_for_creation(Oid database, Oid extension) {
     ereport(WARNING, (errcode_for_file_access(), errmsg("could not fsync file \"%s\": %m", path)));
     return;
   }
-  // The new entry, and the new directory's, durable too.
+  // The new entry durable too.
   (void)fsync_fname_ext(kStateDirectory, true, false, WARNING);
-  if (made) (void)fsync_fname_ext(".", true, false, WARNING);
 }
 
 bool vouched(Oid extension) {

@@ -40,4 +40,28 @@ bool vouched(Oid extension);
 // that skipped only the state file must not be trusted on their word.
 void remove_vouches(int elevel);
 
+// The marks of an unknown bound, pg_snowflake/unknown: one line each, a reason
+// this data directory may hold IDs its bound does not cover (bound_origin.cpp,
+// "Unknown stays unknown"): a `clause` whose %s stands for `databases` (quoted
+// names: "\"shop\""). A mark is appended and fsynced before the caller goes
+// on; a failure is raised at `elevel` and returned as false.
+bool append_unknown_mark(const char* clause, const char* databases, int elevel);
+constexpr size_t kUnknownMarkMax = 256;  // bytes of one mark, its newline included
+
+// The marks, as clauses joined with "; " into `out` (cut to `size`), the
+// databases of marks of one clause listed together; false if there are none.
+bool read_unknown_marks(char* out, size_t size);
+
+// Removes the marks: an operator has given the bound.
+void remove_unknown_marks(int elevel);
+
+// The bound given for data that came from another data directory:
+// pg_snowflake/given, a copy of that directory's state file, which Debian's
+// pg_upgradecluster hook places before pg_upgrade runs. False if there is
+// none.
+bool read_given_state_file(int64_t* until);
+
+// Removes pg_snowflake/given once its bound is in the state file.
+void remove_given_state_file(int elevel);
+
 }  // namespace snowflake::pg

@@ -34,4 +34,11 @@ inline const char* quoted_text(const char* text, std::size_t length) {
   return psprintf("%s...", pnstrdup(text, limit));
 }
 
+// `clause` with its first letter capitalized, to begin a DETAIL. palloc'd.
+inline const char* capitalized(const char* clause) {
+  char* sentence = pstrdup(clause);
+  sentence[0] = pg_toupper(static_cast<unsigned char>(sentence[0]));
+  return sentence;
+}
+
 }  // namespace snowflake::pg

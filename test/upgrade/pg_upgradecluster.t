@@ -237,7 +237,7 @@ drop_cluster($new, 'sf_ids');
 # With the hook, pg_upgrade: the extension in "legacy" stays at 1.3.
 ($status, $output) = upgrade('sf_ids', '--method=upgrade');
 is($status, 0, 'with the hook: pg_upgrade succeeds') or diag $output;
-like($output, qr{snowflake: copied \S+/pg_snowflake/state to \S+/pg_snowflake/state: the new cluster $new/sf_ids},
+like($output, qr{snowflake: copied \S+/pg_snowflake/state to \S+/pg_snowflake/given: the new cluster $new/sf_ids},
 	'the hook says it copied the old state file');
 is(safe_psql($new, 'sf_ids', 'legacy', "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
 	'1.3', 'pg_upgrade: "legacy" keeps the extension at 1.3');
