@@ -21,6 +21,11 @@
 // - a streaming standby replays the records, so on promotion it starts above
 //   every ID whose bound reached it (with synchronous replication: every ID,
 //   since no ID is issued under a bound the synchronous standbys lack);
+// - a crash after the record's flush and before the standbys confirmed it
+//   leaves a state file ahead of them; that bound is not used either: at
+//   start restore() raises the floor to it, so the first ID is above it and
+//   needs a new bound, whose record comes later in WAL and is waited for in
+//   turn (the standbys then have both);
 // - the cost is one WAL flush and one file fsync per interval, not per ID; a
 //   backend raises the bound early (half an interval before it is reached, if
 //   the lock is free) so the others rarely wait for it.
