@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""The mutants layer's runner (test/mutants/run.sh calls it; doc/mutants.md).
+
+Each mutant in test/mutants/mutants.txt is one safeguard removed or weakened
+in the real source: an exact text, found exactly once in one file, replaced
+by another. For each mutant chosen, the runner applies the edit to a copy of
+the tree, has the named tests run against it (they build the changed file
+and install the library into a PostgreSQL of the layer's own), restores the
+file, and records whether a test failed: the mutant is killed. A mutant no
+test kills, or whose text is no longer in its file (the list has gone stale),
+fails the layer.
+
+  run.py --tree DIR --pg-config PATH [--sample N --seed S] [--list] [NAME...]
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+
+
+def parse(path):
+    """The mutants of `path`, in order: dicts with name, what, file, tests, find, replace."""
+    mutants = []
+    current = None
+    block = None
+    with open(path, encoding="utf-8") as source:
+        for number, raw in enumerate(source, 1):
+            line = raw.rstrip("\n")
+            if line.startswith("## "):
+                current = {"name": line[3:].strip(), "line": number, "find": [], "replace": []}
+                mutants.append(current)
+                block = None
+            elif current is None or (block is None and (line == "" or line.startswith("#"))):
+                continue
+            elif line in ("--- find", "--- replace"):
+                block = line[4:]
+            elif block is not None:
+                current[block].append(line)
+            elif ":" in line:
+                key, value = line.split(":", 1)
+                current[key.strip()] = value.strip()
+            else:
+                sys.exit(f"{path}:{number}: cannot read '{line}'")
+    names = set()
+    for mutant in mutants:
+        for key in ("what", "file", "tests"):
+            if key not in mutant:
+                sys.exit(f"{path}:{mutant['line']}: mutant {mutant['name']} has no '{key}:'")
+        if mutant["name"] in names:
+            sys.exit(f"{path}:{mutant['line']}: mutant {mutant['name']} twice")
+        names.add(mutant["name"])
+        # Trailing blank lines separate mutants; they are not part of the text.
+        for block in ("find", "replace"):
+            while mutant[block] and mutant[block][-1] == "":
+                mutant[block].pop()
+            mutant[block] = "\n".join(mutant[block])
+        if not mutant["find"]:
+            sys.exit(f"{path}:{mutant['line']}: mutant {mutant['name']} has no '--- find' text")
+    return mutants
+
+
+def run_tests(tree, pg_config, tests, log):
+    """Runs the mutant's tests in `tree`; True if they all passed."""
+    words = tests.split()
+    environment = dict(os.environ, PG_CONFIG=pg_config)
+    if words[0] == "unit":
+        # The GoogleTest cases named (a ctest regular expression), plain build.
+        build = os.path.join(tree, "build/unit-mutants")
+        commands = [
+            ["cmake", "-S", "test/unit", "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
+            ["cmake", "--build", build, "-j", str(os.cpu_count() or 2)],
+            ["ctest", "--test-dir", build, "--output-on-failure", "--timeout", "300",
+             "-R", " ".join(words[1:]) or "."],
+        ]
+    else:
+        # A layer of scripts/test.sh and its tests (tap test/t/NNN.pl, sql).
+        commands = [["scripts/test.sh"] + words]
+    for command in commands:
+        log.write(f"$ {' '.join(command)}\n")
+        log.flush()
+        if subprocess.run(command, cwd=tree, env=environment, stdout=log,
+                          stderr=subprocess.STDOUT).returncode != 0:
+            return False
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tree", required=True)
+    parser.add_argument("--pg-config", required=True)
+    parser.add_argument("--list-file", default="test/mutants/mutants.txt")
+    parser.add_argument("--sample", type=int, default=0, help="this many mutants, drawn by --seed")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--logs", default="build/mutants/logs")
+    parser.add_argument("--list", action="store_true", help="print the mutants and exit")
+    parser.add_argument("names", nargs="*")
+    arguments = parser.parse_args()
+
+    mutants = parse(arguments.list_file)
+    if arguments.list:
+        for mutant in mutants:
+            print(f"{mutant['name']:32} {mutant['file']:32} {mutant['tests']}")
+        return 0
+    chosen = mutants
+    if arguments.names:
+        unknown = set(arguments.names) - {m["name"] for m in mutants}
+        if unknown:
+            sys.exit(f"no such mutant: {', '.join(sorted(unknown))}")
+        chosen = [m for m in mutants if m["name"] in arguments.names]
+    elif arguments.sample and arguments.sample < len(mutants):
+        chosen = sorted(random.Random(arguments.seed).sample(mutants, arguments.sample),
+                        key=mutants.index)
+        print(f"a sample of {len(chosen)} of the {len(mutants)} mutants, seed {arguments.seed} "
+              f"(all of them: test/mutants/run.sh --all)")
+
+    os.makedirs(arguments.logs, exist_ok=True)
+    killed, survived, stale = [], [], []
+    for mutant in chosen:
+        path = os.path.join(arguments.tree, mutant["file"])
+        with open(path, encoding="utf-8") as source:
+            original = source.read()
+        occurrences = original.count(mutant["find"])
+        if occurrences != 1:
+            print(f"STALE     {mutant['name']}: its text is in {mutant['file']} {occurrences} "
+                  f"times, not once (test/mutants/mutants.txt line {mutant['line']})", flush=True)
+            stale.append(mutant["name"])
+            continue
+        started = time.monotonic()
+        log_path = os.path.join(arguments.logs, mutant["name"] + ".log")
+        try:
+            with open(path, "w", encoding="utf-8") as target:
+                target.write(original.replace(mutant["find"], mutant["replace"]))
+            with open(log_path, "w", encoding="utf-8") as log:
+                passed = run_tests(arguments.tree, arguments.pg_config, mutant["tests"], log)
+        finally:
+            with open(path, "w", encoding="utf-8") as target:
+                target.write(original)
+        took = time.monotonic() - started
+        if passed:
+            survived.append(mutant["name"])
+            print(f"SURVIVED  {mutant['name']}: {mutant['what']}; {mutant['tests']} passed "
+                  f"({took:.0f} s; log {log_path})", flush=True)
+        else:
+            killed.append(mutant["name"])
+            print(f"killed    {mutant['name']} by {mutant['tests']} ({took:.0f} s)", flush=True)
+
+    print(f"mutants: {len(killed)} of {len(chosen)} killed"
+          + (f"; survived: {', '.join(survived)}" if survived else "")
+          + (f"; stale: {', '.join(stale)}" if stale else ""))
+    return 0 if not survived and not stale else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

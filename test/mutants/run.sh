@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The mutants layer (scripts/test.sh mutants; doc/mutants.md): each mutant in
+# test/mutants/mutants.txt removes one safeguard from the real source, and
+# the tests named for it must fail. The mutants are applied to a copy of the
+# tree (build/mutants/tree: the working tree's files, git's ignored ones
+# left out) whose library is built incrementally (one file changes) and
+# installed into a PostgreSQL of the layer's own (scripts/private-postgresql.sh),
+# so the normal build stays installed for the other layers.
+#
+#   test/mutants/run.sh                 a sample (MUTANTS_SAMPLE, default 6;
+#                                       MUTANTS_SEED, default: the day of the
+#                                       year, so successive runs cover the list)
+#   test/mutants/run.sh --all           every mutant (doc/mutants.md has the
+#                                       figures of the last whole run)
+#   test/mutants/run.sh NAME...         the mutants named
+#   test/mutants/run.sh --list          the list
+# Run as root, as scripts/test.sh is.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+# shellcheck source=scripts/postgresql.sh
+source scripts/postgresql.sh
+
+arguments=()
+case ${1:-} in
+    --list) exec python3 test/mutants/run.py --tree . --pg-config "$PG_CONFIG" --list ;;
+    --all) shift ;;
+    "") arguments=(--sample "${MUTANTS_SAMPLE:-6}" --seed "${MUTANTS_SEED:-$((10#$(date +%j)))}") ;;
+esac
+
+work=$ROOT/build/mutants
+private_pg_config=$(scripts/private-postgresql.sh "$work/pg")
+rm -rf "$work/tree" "$work/logs"
+mkdir -p "$work/tree"
+git ls-files -z --cached --others --exclude-standard | grep -zv '^build/' |
+    xargs -0 cp --parents -t "$work/tree"
+echo "--- mutants of the source in $work/tree, PostgreSQL $("$private_pg_config" --version | cut -d' ' -f2) in $work/pg ---"
+python3 test/mutants/run.py --tree "$work/tree" --pg-config "$private_pg_config" \
+    --logs "$work/logs" "${arguments[@]}" "$@"
