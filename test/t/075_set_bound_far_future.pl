@@ -7,7 +7,9 @@
 # 1. With max_lead = 10 s, the limit is 70 s: a bound a year ahead is refused
 #    (22008) with how far ahead it was, the clock, max_lead and the margin,
 #    and the HINT with the argument; so is one 75 s ahead, and so is the same
-#    with allow_far_future => false. Nothing was raised: the node issues.
+#    with allow_far_future => false, and in a database whose extension is
+#    still at 1.6 (its HINT: update first). Nothing was raised: the node
+#    issues.
 # 2. A bound in the past and one 65 s ahead are taken without the argument
 #    (the old node's last ID, ahead by its max_lead and the clocks' difference).
 # 3. The limit follows max_lead: after a reload to 1 day, 20 hours ahead is
@@ -51,6 +53,15 @@ is($r->{sqlstate}, '22008', 'a bound 75 s ahead is refused (the limit is 70 s)')
 $r = SnowflakeTest::try_sql($node,
 	"SELECT snowflake_set_bound(clock_timestamp() + interval '365 days', allow_far_future => false)");
 is($r->{sqlstate}, '22008', 'and so is one with allow_far_future => false');
+# A database still at 1.6 (after pg_upgrade, say) has the function without
+# the argument: the library refuses the same, and the HINT says to update.
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', "CREATE EXTENSION snowflake VERSION '1.6'");
+$r = SnowflakeTest::try_sql($node,
+	"SELECT snowflake_set_bound(clock_timestamp() + interval '365 days')", dbname => 'old');
+is($r->{sqlstate}, '22008', 'at 1.6 too, a bound a year ahead is refused');
+like($r->{hint} // '', qr/run ALTER EXTENSION snowflake UPDATE, then SELECT snowflake_set_bound\('.*', allow_far_future => true\)/,
+	'and the HINT says to update the extension first') or diag $r->{hint};
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'),
 	'>', $first, 'nothing was raised: the node issues');
 
