@@ -139,3 +139,41 @@ SELECT v AS view,
        obj_description(v::regclass, 'pg_class') IS NOT NULL AS view_commented,
        obj_description((v || '()')::regprocedure, 'pg_proc') IS NOT NULL AS function_commented
   FROM unnest(ARRAY['snowflake_status', 'snowflake_backend_status']) v;
+
+-- 1.6 to 1.7 directly: snowflake_set_bound gains allow_far_future (issue 41),
+-- DEFAULT false, so a call with the time alone works as before; still not for
+-- PUBLIC, still commented. The updated extension's functions are then the
+-- same as those of one created at 1.7.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.6';
+SELECT p.oid::regprocedure AS function, pg_get_function_arguments(p.oid) AS arguments
+  FROM pg_proc p WHERE proname = 'snowflake_set_bound';
+ALTER EXTENSION snowflake UPDATE TO '1.7';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT p.oid::regprocedure AS function, pg_get_function_arguments(p.oid) AS arguments,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_executes,
+       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
+  FROM pg_proc p WHERE proname = 'snowflake_set_bound';
+-- A time long past raises nothing, and takes one argument as before.
+SELECT snowflake_set_bound('2011-01-01 00:00:00+00') > '2011-01-01 00:00:00+00' AS one_argument_works;
+CREATE TEMP TABLE updated_functions AS
+SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.prolang, p.provolatile,
+       p.proisstrict, p.proparallel, p.prosecdef, p.proconfig, p.proacl::text AS acl,
+       obj_description(p.oid, 'pg_proc') AS comment
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.7';
+CREATE TEMP TABLE created_functions AS
+SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.prolang, p.provolatile,
+       p.proisstrict, p.proparallel, p.prosecdef, p.proconfig, p.proacl::text AS acl,
+       obj_description(p.oid, 'pg_proc') AS comment
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
+SELECT count(*) AS functions FROM created_functions;
+SELECT 'only updated' AS side, function FROM (TABLE updated_functions EXCEPT TABLE created_functions) u
+UNION ALL
+SELECT 'only created', function FROM (TABLE created_functions EXCEPT TABLE updated_functions) c
+ORDER BY 1, 2;

@@ -1,8 +1,12 @@
 // SQL functions that give a node the bound above its earlier IDs when it
 // cannot know it itself (durable.cpp, "Where the bound comes from"): from the
 // state file of the data directory it was upgraded or copied from, or as a
-// time. Either only ever raises the bound. EXECUTE is revoked from PUBLIC
-// (the first reads a file of the server's).
+// time. Either only ever raises the bound, for good (it goes to WAL, so to
+// every standby), so each guards against a mistake it cannot undo. The first
+// reads a file of the server's by its path: besides the REVOKE from PUBLIC it
+// admits only superusers and members of pg_read_server_files, as pg_read_file
+// does. The second refuses a time further ahead of the clock than a node's IDs
+// could run, unless the caller says it is meant.
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -13,6 +17,10 @@
 #include "issue.hpp"
 #include "settings.hpp"
 #include "time.hpp"
+
+extern "C" {
+#include "catalog/pg_authid.h"
+}
 
 namespace snowflake::pg {
 namespace {
@@ -40,6 +48,49 @@ void check_directory_path(const char* directory) {
            errhint("Name the data directory by a shorter path, such as a symbolic link to it.")));
 }
 
+// How far beyond snowflake.max_lead a bound may lie ahead of the clock without
+// allow_far_future. An operator passes the time of the last ID the old node
+// issued: ahead of that node's clock by at most its max_lead (the same
+// setting, on a node that replaces it), and of this node's clock by the
+// clocks' difference too, well under a second under NTP. A minute covers
+// that and a clock a little off; a mistyped year, month, day or hour is
+// refused.
+constexpr int64_t kBoundClockMarginMs = 60 * 1000;
+
+// Whoever may read the server's files by their path may read a state file.
+void require_file_reader() {
+  if (has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES)) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("permission denied to read snowflake state files"),
+           errdetail("snowflake_restore_bound reads a file of the server's by its path, which "
+                     "only superusers and members of pg_read_server_files may do."),
+           errhint("Run it as a superuser, or GRANT pg_read_server_files to the role.")));
+}
+
+// A bound further ahead of the clock than max_lead and the margin is refused
+// unless `allow_far_future`: it would stop the node until the clock reaches it.
+void check_bound_lead(TimestampTz ts, int64_t unix_ms, bool allow_far_future, bool has_argument) {
+  const TimestampTz now = GetCurrentTimestamp();
+  const int64_t lead = unix_ms - unix_ms_from_timestamptz(now);
+  const int64_t limit = settings.max_lead_ms + kBoundClockMarginMs;
+  if (allow_far_future || lead <= limit) return;
+  const char* text = timestamp_text(ts);
+  ereport(ERROR,
+          (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+           errmsg("snowflake bound %s is %lld ms ahead of the clock", text,
+                  static_cast<long long>(lead)),
+           errdetail("The clock reads %s; a bound may lie at most %lld ms ahead of it: "
+                     "snowflake.max_lead (%d ms) plus %lld ms for two nodes' clocks to differ. "
+                     "A bound is never lowered: the node would issue no ID until its clock "
+                     "reaches it.",
+                     timestamp_text(now), static_cast<long long>(limit), settings.max_lead_ms,
+                     static_cast<long long>(kBoundClockMarginMs)),
+           errhint("Check the date. If IDs were really issued up to then, %sSELECT "
+                   "snowflake_set_bound('%s', allow_far_future => true).",
+                   has_argument ? "" : "run ALTER EXTENSION snowflake UPDATE, then ", text)));
+}
+
 Datum bound_result(int64_t until) {
   return TimestampTzGetDatum(timestamptz_from_unix_ms(settings.layout.unix_ms(until)));
 }
@@ -53,6 +104,7 @@ using namespace snowflake::pg;
 // pg_snowflake/state. IDs compare as numbers whatever the layout, so a file
 // written under another layout or epoch gives a true bound too.
 SNOWFLAKE_FUNCTION(snowflake_restore_bound) {
+  require_file_reader();
   require_issuing_server();
   const char* directory = text_to_cstring(PG_GETARG_TEXT_PP(0));
   check_directory_path(directory);
@@ -60,12 +112,14 @@ SNOWFLAKE_FUNCTION(snowflake_restore_bound) {
   PG_RETURN_DATUM(bound_result(adopt_bound(settings.layout.timestamp_bound(id_bound))));
 }
 
-// snowflake_set_bound(issued_up_to): every ID issued before is of
+// snowflake_set_bound(issued_up_to, allow_far_future): every ID issued before is of
 // `issued_up_to` or earlier, so the next one is of a later unit of the
 // layout's time (a millisecond by default). A time the node's IDs cannot hold
 // is an error naming the range: before the epoch no ID was issued (a typo in
 // a year would otherwise end the refusal of a node whose bound is unknown),
-// and from the last unit the node issues in no ID would remain, for good.
+// and from the last unit the node issues in no ID would remain, for good. A
+// time in range but far ahead of the clock needs allow_far_future (1.7; a
+// database still at 1.4-1.6 calls it with the time alone).
 SNOWFLAKE_FUNCTION(snowflake_set_bound) {
   require_issuing_server();
   const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
@@ -89,5 +143,7 @@ SNOWFLAKE_FUNCTION(snowflake_set_bound) {
                              "issued one, now()."
                            : "Pass the time of the last ID the node may have issued, or now().")));
   }
+  const bool has_argument = PG_NARGS() > 1;
+  check_bound_lead(ts, unix_ms, has_argument && PG_GETARG_BOOL(1), has_argument);
   PG_RETURN_DATUM(bound_result(adopt_bound(timestamp + 1)));
 }

@@ -122,6 +122,9 @@ class Values:
                                                     r.randint(0, 59), r.randint(0, 59),
                                                     r.randint(0, 999))])) + "::timestamptz"
 
+    def boolean(self):
+        return self.rng.choice(["true", "false"])
+
     def interval(self):
         r = self.rng
         return quote(r.choice([
@@ -147,6 +150,7 @@ class Values:
             return self.timestamptz(past_only=True)
         generator = {"bigint": self.bigint, "integer": self.integer,
                      "timestamp with time zone": self.timestamptz, "interval": self.interval,
+                     "boolean": self.boolean,
                      "regclass": self.regclass, "name": self.name}.get(type_name)
         if generator is None:
             raise SystemExit("random_calls.py: no values for type %s: add them" % type_name)

@@ -28,7 +28,7 @@ INSERT INTO expected_functions VALUES
     ('snowflake_node_identity()',                           'record',      'volatile',  true,  's'),
     ('snowflake_cluster_identities()',                      'SETOF record', 'volatile', true,  'u'),
     ('snowflake_restore_bound(text)',                       'timestamp with time zone', 'volatile', true, 'u'),
-    ('snowflake_set_bound(timestamptz)',                    'timestamp with time zone', 'volatile', true, 'u'),
+    ('snowflake_set_bound(timestamptz,boolean)',            'timestamp with time zone', 'volatile', true, 'u'),
     ('snowflake_decode(bigint,text)',                       'record',      'immutable', true,  's'),
     ('snowflake_timestamp(bigint,text)',                    'timestamp with time zone', 'immutable', true, 's'),
     ('snowflake_compose(timestamptz,integer,integer,integer,text)', 'bigint', 'immutable', true, 's'),
@@ -79,7 +79,7 @@ SELECT ok(has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT
 
 -- The functions that give a node its bound are not for PUBLIC.
 SELECT ok(NOT has_function_privilege('public', 'snowflake_restore_bound(text)', 'EXECUTE')
-          AND NOT has_function_privilege('public', 'snowflake_set_bound(timestamptz)', 'EXECUTE'),
+          AND NOT has_function_privilege('public', 'snowflake_set_bound(timestamptz,boolean)', 'EXECUTE'),
           'snowflake_restore_bound and snowflake_set_bound are not for PUBLIC');
 
 -- Settings: contexts (who can change them, and when) and units.
