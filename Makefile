@@ -21,7 +21,7 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).co
 # their bitcode under $(pkglibdir)/bitcode/snowflake/src/pg/registry/ and
 # names them so in the JIT's index.
 CORE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/core/*.cpp))
-GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp src/pg/registry/*.cpp))
+GLUE_OBJS = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp src/pg/bound/*.cpp src/pg/registry/*.cpp))
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
@@ -49,7 +49,7 @@ override BITCODE_CXXFLAGS += -std=c++17
 -include $(OBJS:.o=.d)
 
 .PHONY: format format-check
-FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/sanitize/*.cpp test/simulation/*.?pp)
+FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/bound/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/sanitize/*.cpp test/simulation/*.?pp)
 format:
 	clang-format -i $(FORMATTED)
 format-check:

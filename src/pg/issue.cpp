@@ -17,7 +17,7 @@
 
 #include "../core/clock.hpp"
 #include "counters.hpp"
-#include "durable.hpp"
+#include "bound/durable.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
 #include "registry/registry.hpp"

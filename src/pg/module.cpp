@@ -8,9 +8,9 @@
 
 #include <cstring>
 
-#include "bound_wal.hpp"
+#include "bound/bound_wal.hpp"
 #include "compat.hpp"
-#include "durable.hpp"
+#include "bound/durable.hpp"
 #include "issue_functions.hpp"
 #include "library.hpp"
 #include "node.hpp"

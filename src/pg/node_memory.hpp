@@ -40,7 +40,7 @@ struct SharedNode {
   XLogRecPtr written_lsn;
   bool state_file_written;       // pg_snowflake/state exists; under durable_lock
   pg_atomic_uint32 bound_state;  // a BoundState (durable.hpp); written under durable_lock
-  char bound_unknown_why[512];    // kUnknown: why (pg_snowflake/unknown), under durable_lock
+  char bound_unknown_why[512];   // kUnknown: why (pg_snowflake/unknown), under durable_lock
   BoundCheck bound_check;
   int64_t retired[kCounterCount];  // under counters_lock
 };

@@ -61,29 +61,36 @@ def parse(path):
     return mutants
 
 
+def run(command, tree, environment, log):
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    return subprocess.run(command, cwd=tree, env=environment, stdout=log,
+                          stderr=subprocess.STDOUT).returncode == 0
+
+
 def run_tests(tree, pg_config, tests, log):
-    """Runs the mutant's tests in `tree`; True if they all passed."""
+    """Builds the mutant and runs its tests in `tree`: "broken" if it does not
+    build (a mutant must compile: a build failure kills nothing), "passed" or
+    "failed"."""
     words = tests.split()
     environment = dict(os.environ, PG_CONFIG=pg_config)
+    jobs = str(os.cpu_count() or 2)
     if words[0] == "unit":
         # The GoogleTest cases named (a ctest regular expression), plain build.
         build = os.path.join(tree, "build/unit-mutants")
-        commands = [
-            ["cmake", "-S", "test/unit", "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
-            ["cmake", "--build", build, "-j", str(os.cpu_count() or 2)],
-            ["ctest", "--test-dir", build, "--output-on-failure", "--timeout", "300",
-             "-R", " ".join(words[1:]) or "."],
-        ]
+        if not (run(["cmake", "-S", "test/unit", "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
+                    tree, environment, log)
+                and run(["cmake", "--build", build, "-j", jobs], tree, environment, log)):
+            return "broken"
+        tests_command = ["ctest", "--test-dir", build, "--output-on-failure", "--timeout", "300",
+                         "-R", " ".join(words[1:]) or "."]
     else:
-        # A layer of scripts/test.sh and its tests (tap test/t/NNN.pl, sql).
-        commands = [["scripts/test.sh"] + words]
-    for command in commands:
-        log.write(f"$ {' '.join(command)}\n")
-        log.flush()
-        if subprocess.run(command, cwd=tree, env=environment, stdout=log,
-                          stderr=subprocess.STDOUT).returncode != 0:
-            return False
-    return True
+        # A layer of scripts/test.sh and its tests (tap test/t/NNN.pl, sql),
+        # which builds and installs the library again (nothing left to do).
+        if not run(["make", "-s", "-j", jobs], tree, environment, log):
+            return "broken"
+        tests_command = ["scripts/test.sh"] + words
+    return "passed" if run(tests_command, tree, environment, log) else "failed"
 
 
 def main():
@@ -116,7 +123,7 @@ def main():
               f"(all of them: test/mutants/run.sh --all)")
 
     os.makedirs(arguments.logs, exist_ok=True)
-    killed, survived, stale = [], [], []
+    killed, survived, stale, broken = [], [], [], []
     for mutant in chosen:
         path = os.path.join(arguments.tree, mutant["file"])
         with open(path, encoding="utf-8") as source:
@@ -133,23 +140,29 @@ def main():
             with open(path, "w", encoding="utf-8") as target:
                 target.write(original.replace(mutant["find"], mutant["replace"]))
             with open(log_path, "w", encoding="utf-8") as log:
-                passed = run_tests(arguments.tree, arguments.pg_config, mutant["tests"], log)
+                verdict = run_tests(arguments.tree, arguments.pg_config, mutant["tests"], log)
         finally:
             with open(path, "w", encoding="utf-8") as target:
                 target.write(original)
         took = time.monotonic() - started
-        if passed:
+        if verdict == "failed":
+            killed.append(mutant["name"])
+            print(f"killed    {mutant['name']} by {mutant['tests']} ({took:.0f} s)", flush=True)
+        elif verdict == "broken":
+            broken.append(mutant["name"])
+            print(f"BROKEN    {mutant['name']}: it does not build (log {log_path})", flush=True)
+        else:
             survived.append(mutant["name"])
             print(f"SURVIVED  {mutant['name']}: {mutant['what']}; {mutant['tests']} passed "
                   f"({took:.0f} s; log {log_path})", flush=True)
-        else:
-            killed.append(mutant["name"])
-            print(f"killed    {mutant['name']} by {mutant['tests']} ({took:.0f} s)", flush=True)
 
     print(f"mutants: {len(killed)} of {len(chosen)} killed"
-          + (f"; survived: {', '.join(survived)}" if survived else "")
-          + (f"; stale: {', '.join(stale)}" if stale else ""))
-    return 0 if not survived and not stale else 1
+          + "".join(f"; {label}: {', '.join(names)}" for label, names in
+                    (("survived", survived), ("stale", stale), ("broken", broken)) if names))
+    # The copy is left as it was: built and installed unmutated.
+    run(["make", "-s", "-j", str(os.cpu_count() or 2), "install"], arguments.tree,
+        dict(os.environ, PG_CONFIG=arguments.pg_config), open(os.devnull, "w"))
+    return 0 if len(killed) == len(chosen) else 1
 
 
 if __name__ == "__main__":

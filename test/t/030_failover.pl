@@ -50,7 +50,7 @@ my $highest = $primary->safe_psql('postgres', 'SELECT max(id) FROM ids');
 $highest = $last_single if $last_single > $highest;
 note "highest ID issued by the old primary: $highest";
 
-# The state file, as src/pg/durable.cpp writes it: magic "SNOW", version, the bound,
+# The state file, as src/pg/bound/state_file.cpp writes it: magic "SNOW", version, the bound,
 # the epoch, the four widths, a CRC.
 sub state_bound
 {

@@ -44,8 +44,8 @@
 
 #include "../../core/lease.hpp"
 #include "../../core/pick.hpp"
-#include "../bound_check.hpp"
-#include "../durable.hpp"
+#include "../bound/bound_check.hpp"
+#include "../bound/durable.hpp"
 #include "../library.hpp"
 #include "../node.hpp"
 #include "../settings.hpp"

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "postgres.hpp"
+#include "../postgres.hpp"
 
 namespace snowflake::pg {
 

@@ -11,12 +11,12 @@
 #include <climits>
 #include <cstring>
 
-#include "boundary.hpp"
+#include "../boundary.hpp"
 #include "durable.hpp"
 #include "state_file.hpp"
-#include "issue.hpp"
-#include "settings.hpp"
-#include "time.hpp"
+#include "../issue.hpp"
+#include "../settings.hpp"
+#include "../time.hpp"
 
 extern "C" {
 #include "catalog/pg_authid.h"

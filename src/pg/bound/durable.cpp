@@ -40,18 +40,18 @@
 
 #include <algorithm>
 
-#include "../core/clock.hpp"
+#include "../../core/clock.hpp"
 #include "bound_wal.hpp"
-#include "compat.hpp"
-#include "counters.hpp"
-#include "node.hpp"
-#include "node_memory.hpp"
-#include "postgres.hpp"
-#include "registry/registry.hpp"
-#include "settings.hpp"
+#include "../compat.hpp"
+#include "../counters.hpp"
+#include "../node.hpp"
+#include "../node_memory.hpp"
+#include "../postgres.hpp"
+#include "../registry/registry.hpp"
+#include "../settings.hpp"
 #include "state_file.hpp"
-#include "text.hpp"
-#include "time.hpp"
+#include "../text.hpp"
+#include "../time.hpp"
 
 namespace snowflake::pg {
 
@@ -150,17 +150,19 @@ void restore_durable_bound() {
   node_generator()->restore(until);
   // The state file says more than the vouches of creations before it.
   if (found) remove_vouches(LOG);
-  set_bound_state(unknown ? BoundState::kUnknown : found ? BoundState::kKnown : BoundState::kChecking);
+  set_bound_state(unknown ? BoundState::kUnknown
+                  : found ? BoundState::kKnown
+                          : BoundState::kChecking);
   if (unknown) {
     strlcpy(shared_node->bound_unknown_why, why, sizeof(shared_node->bound_unknown_why));
     if (!IsBinaryUpgrade) {
-      ereport(WARNING,
-              (errmsg("snowflake: the bound above this data directory's earlier IDs is unknown"),
-               errdetail("%s; snowflake_nextval() refuses until the bound is given.",
-                         capitalized(why)),
-               errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') with "
-                       "the data directory this one came from, or, if it never issued IDs, "
-                       "SELECT snowflake_set_bound(now()).")));
+      ereport(
+          WARNING,
+          (errmsg("snowflake: the bound above this data directory's earlier IDs is unknown"),
+           errdetail("%s; snowflake_nextval() refuses until the bound is given.", capitalized(why)),
+           errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') with "
+                   "the data directory this one came from, or, if it never issued IDs, "
+                   "SELECT snowflake_set_bound(now()).")));
     }
   } else if (!found && !IsBinaryUpgrade && !registry_worker_registered()) {
     ereport(WARNING,

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "settings.hpp"
+#include "../settings.hpp"
 
 namespace snowflake::pg {
 
@@ -64,7 +64,6 @@ bool read_state(const char* path, StateFile* file) {
 }
 
 constexpr char kVouchPrefix[] = "created.";
-
 
 // The bound in `file` as a time of this server's layout, warning if the
 // layout changed since it was written.
@@ -190,9 +189,8 @@ bool append_unknown_mark(const char* clause, const char* databases, int elevel) 
   CloseTransientFile(fd);
   if (!synced) {
     errno = saved_errno;
-    ereport(elevel,
-            (errcode_for_file_access(),
-             errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write", kUnknownPath)));
+    ereport(elevel, (errcode_for_file_access(), errmsg("could not %s file \"%s\": %m",
+                                                       written ? "fsync" : "write", kUnknownPath)));
     return false;
   }
   return fsync_fname_ext(kStateDirectory, true, false, elevel) == 0;
@@ -236,7 +234,8 @@ bool read_unknown_marks(char* out, size_t size) {
   for (int i = 0; i < count; i++) {
     if (i > 0) strlcat(out, "; ", size);
     const char* hole = strstr(clauses[i], "%s");
-    const size_t before = hole != nullptr ? static_cast<size_t>(hole - clauses[i]) : strlen(clauses[i]);
+    const size_t before =
+        hole != nullptr ? static_cast<size_t>(hole - clauses[i]) : strlen(clauses[i]);
     const size_t used = strlen(out);
     if (used + before < size) {
       memcpy(out + used, clauses[i], before);

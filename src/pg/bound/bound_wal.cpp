@@ -6,13 +6,13 @@
 
 #include <algorithm>
 
-#include "compat.hpp"
+#include "../compat.hpp"
 #include "durable.hpp"
-#include "node.hpp"
-#include "node_memory.hpp"
-#include "settings.hpp"
+#include "../node.hpp"
+#include "../node_memory.hpp"
+#include "../settings.hpp"
 #include "state_file.hpp"
-#include "time.hpp"
+#include "../time.hpp"
 
 namespace snowflake::pg {
 

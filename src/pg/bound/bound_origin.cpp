@@ -58,14 +58,14 @@
 // node's data (README, "Upgrading PostgreSQL": a new identity, or the old
 // bound).
 #include "bound_check.hpp"
-#include "boundary.hpp"
+#include "../boundary.hpp"
 #include "durable.hpp"
-#include "node.hpp"
-#include "node_memory.hpp"
-#include "postgres.hpp"
-#include "registry/registry.hpp"
+#include "../node.hpp"
+#include "../node_memory.hpp"
+#include "../postgres.hpp"
+#include "../registry/registry.hpp"
 #include "state_file.hpp"
-#include "text.hpp"
+#include "../text.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -173,15 +173,17 @@ void object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub
       !is_snowflake(object_id))
     return;
   if (access == OAT_POST_CREATE && IsBinaryUpgrade) {
-    mark_bound_unknown("this data directory was made by pg_upgrade, which brought the snowflake "
-                       "extension in database %s",
-                       quoted_database(), ERROR);
+    mark_bound_unknown(
+        "this data directory was made by pg_upgrade, which brought the snowflake "
+        "extension in database %s",
+        quoted_database(), ERROR);
   } else if (access == OAT_POST_CREATE) {
     note_extension_created(object_id);
   } else if (shared_node != nullptr && bound_state() != BoundState::kKnown) {
-    mark_bound_unknown("the snowflake extension was dropped in database %s while the bound was not "
-                       "known, and its tables may keep the IDs it issued",
-                       quoted_database(), ERROR);
+    mark_bound_unknown(
+        "the snowflake extension was dropped in database %s while the bound was not "
+        "known, and its tables may keep the IDs it issued",
+        quoted_database(), ERROR);
   }
 }
 
@@ -261,8 +263,7 @@ void mark_bound_unknown(const char* clause, const char* databases, int elevel) {
   if (shared_node == nullptr) return;
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
   if (bound_state() != BoundState::kKnown) {
-    if (!read_unknown_marks(shared_node->bound_unknown_why,
-                            sizeof(shared_node->bound_unknown_why)))
+    if (!read_unknown_marks(shared_node->bound_unknown_why, sizeof(shared_node->bound_unknown_why)))
       strlcpy(shared_node->bound_unknown_why, "the bound was marked unknown",
               sizeof(shared_node->bound_unknown_why));
     set_bound_state(BoundState::kUnknown);
@@ -273,10 +274,11 @@ void mark_bound_unknown(const char* clause, const char* databases, int elevel) {
 void conclude_bound_check(const char* found) {
   if (bound_state() != BoundState::kChecking) return;
   if (found != nullptr) {
-    mark_bound_unknown("the snowflake extension is in database %s, yet pg_snowflake/state was "
-                       "missing when the server started: this data directory was made by "
-                       "pg_upgrade, or restored or copied without pg_snowflake/",
-                       found, WARNING);
+    mark_bound_unknown(
+        "the snowflake extension is in database %s, yet pg_snowflake/state was "
+        "missing when the server started: this data directory was made by "
+        "pg_upgrade, or restored or copied without pg_snowflake/",
+        found, WARNING);
     return;
   }
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
@@ -336,9 +338,10 @@ void install_bound_origin_hooks() {
   // is pg_upgrade's, restoring the extension's functions into this data
   // directory or checking that it can ("Unknown stays unknown").
   if (IsBinaryUpgrade && IsUnderPostmaster && !process_shared_preload_libraries_in_progress) {
-    mark_bound_unknown("this data directory was made by pg_upgrade, which loaded the snowflake "
-                       "library in database %s",
-                       quoted_database(), ERROR);
+    mark_bound_unknown(
+        "this data directory was made by pg_upgrade, which loaded the snowflake "
+        "library in database %s",
+        quoted_database(), ERROR);
   }
 }
 

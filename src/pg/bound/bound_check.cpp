@@ -21,10 +21,10 @@
 #include "bound_check.hpp"
 
 #include "durable.hpp"
-#include "library.hpp"
+#include "../library.hpp"
 #include "state_file.hpp"
-#include "node_memory.hpp"
-#include "postgres.hpp"
+#include "../node_memory.hpp"
+#include "../postgres.hpp"
 
 extern "C" {
 #include "access/heapam.h"

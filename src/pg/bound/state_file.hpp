@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "postgres.hpp"
+#include "../postgres.hpp"
 
 namespace snowflake::pg {
 
