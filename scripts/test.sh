@@ -5,8 +5,8 @@
 #
 #   scripts/test.sh                  every layer, in this order: unit model
 #                                    simulation fuzz sql sqlsmith sanitize tap
-#                                    ha regress citus clients monitoring
-#                                    upgrade
+#                                    mutants ha regress citus clients
+#                                    monitoring upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -46,6 +46,13 @@
 #                                    duplicate IDs checked exhaustively by SPIN
 #                                    (test/model/, doc/model.md), and each of
 #                                    its mutants refuted
+#   scripts/test.sh mutants          the mutants layer: safeguards removed
+#                                    from the real source (test/mutants/,
+#                                    doc/mutants.md), each built into a
+#                                    PostgreSQL of the layer's own, and the
+#                                    tests named for it must fail; a sample
+#                                    (MUTANTS_SAMPLE, MUTANTS_SEED), or every
+#                                    mutant with MUTANTS_SAMPLE=all
 #   scripts/test.sh simulation       the simulation layer: seeds of the
 #                                    deterministic simulator of the real core
 #                                    code (test/simulation/,
@@ -90,7 +97,7 @@ fi
 
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap ha regress citus clients monitoring upgrade)
+ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap mutants ha regress citus clients monitoring upgrade)
 is_layer() { [[ " ${ALL_LAYERS[*]} " == *" $1 "* ]]; }
 
 layers=()
@@ -524,6 +531,15 @@ run_simulation() {
     test/simulation/run.sh
 }
 
+run_mutants() {
+    section "mutants (test/mutants: safeguards removed from the real source, each killed by its tests)"
+    if [ "${MUTANTS_SAMPLE:-}" = all ]; then
+        test/mutants/run.sh --all
+    else
+        test/mutants/run.sh
+    fi
+}
+
 run_clients() {
     section "clients (test/clients: drivers and ORMs, doc/clients.md's recipes)"
     test/clients/run.sh "${clients[@]}"
@@ -549,6 +565,7 @@ for layer in "${ALL_LAYERS[@]}"; do
         sanitize) build_extension; run_sanitize ;;
         sqlsmith) build_extension; section "sqlsmith and random calls (test/sqlsmith)"; test/sqlsmith/run.sh ;;
         tap) build_extension; run_tap ;;
+        mutants) run_mutants ;;
         ha) build_extension; run_ha ;;
         regress) build_extension; run_regress ;;
         citus) build_extension; run_citus ;;

@@ -2,8 +2,8 @@
 # The mutants layer (scripts/test.sh mutants; doc/mutants.md): each mutant in
 # test/mutants/mutants.txt removes one safeguard from the real source, and
 # the tests named for it must fail. The mutants are applied to a copy of the
-# tree (build/mutants/tree: the working tree's files, git's ignored ones
-# left out) whose library is built incrementally (one file changes) and
+# tree (build/mutants/tree: the working tree's files, its builds left out)
+# whose library is built incrementally (one file changes) and
 # installed into a PostgreSQL of the layer's own (scripts/private-postgresql.sh),
 # so the normal build stays installed for the other layers.
 #
@@ -32,8 +32,9 @@ work=$ROOT/build/mutants
 private_pg_config=$(scripts/private-postgresql.sh "$work/pg")
 rm -rf "$work/tree" "$work/logs"
 mkdir -p "$work/tree"
-git ls-files -z --cached --others --exclude-standard | grep -zv '^build/' |
-    xargs -0 cp --parents -t "$work/tree"
+# The working tree without its builds (the copy builds its own).
+tar -c --exclude=./.git --exclude=./build --exclude='*.o' --exclude='*.bc' --exclude='*.so' \
+    --exclude='*.d' --exclude=./test/clients/node/node_modules . | tar -x -C "$work/tree"
 echo "--- mutants of the source in $work/tree, PostgreSQL $("$private_pg_config" --version | cut -d' ' -f2) in $work/pg ---"
 python3 test/mutants/run.py --tree "$work/tree" --pg-config "$private_pg_config" \
     --logs "$work/logs" "${arguments[@]}" "$@"

@@ -13,6 +13,9 @@
 # 4. A backend killed with SIGKILL: the postmaster reinitializes shared
 #    memory (restart_after_crash = on); with the clock 10 s back and max_lead
 #    large, IDs go on above every ID committed before.
+# 5. A crash right after a checkpoint, with no ID issued between: WAL replay
+#    has no bound record, and the state file alone gives the bound; with the
+#    clock 10 s back, the first ID is above every one before.
 use strict;
 use warnings FATAL => 'all';
 
@@ -180,6 +183,20 @@ first_id_after('backend killed, clock 10 s back, max_lead 60 s', $highest, 0);
 is(write_ids(2, 10, 51), 0, 'writers issue IDs after the reinitialization');
 is( $node->safe_psql('postgres', "SELECT count(*) FROM ids WHERE b > 50 AND id <= $highest"),
 	0, 'none at or below the highest ID committed before');
+
+# --- 5. a crash after a checkpoint: the state file alone carries the bound ---
+# WAL replay starts at the last checkpoint, so the bound records written
+# before it are not replayed: the state file, written with each of them, is
+# what tells the node its bound then.
+
+SnowflakeTest::set_clock_offset($node, 0);
+is(write_ids(2, 10, 61), 0, 'writers issue IDs, and stop');
+$node->safe_psql('postgres', 'CHECKPOINT');
+SnowflakeTest::crash_node($node);
+SnowflakeTest::set_clock_offset($node, -10);
+SnowflakeTest::start_node($node);
+$highest = highest();
+first_id_after('crash after a checkpoint, clock 10 s back, max_lead 60 s', $highest, 0);
 
 # --- everything ---
 

@@ -3,7 +3,8 @@
 # A primary (real clock) issues IDs; its streaming standby runs with its
 # clock 10 s behind (libfaketime, offset -10 on the standby only). The standby
 # replays the primary's durable bounds (WAL resource manager 189) and keeps
-# them in its own state file pg_snowflake/state. After the promotion, the new
+# them in its own state file pg_snowflake/state, also after a restart (and
+# IDs issued after that reach it by replay alone). After the promotion, the new
 # primary (same datacenter_id / worker_id: it is a copy) must issue only IDs
 # above every ID the old primary issued, although its clock is behind them:
 # - with the defaults (max_clock_backward_wait = 1 s) the first call fails
@@ -66,9 +67,13 @@ ok(defined $state, 'the standby has the state file pg_snowflake/state after repl
 cmp_ok($state // 0, '>', $highest,
 	'the bound in it is above every ID the primary issued');
 
-# A standby restarting before its promotion keeps the bound.
+# A standby restarting before its promotion keeps the bound; the IDs the
+# primary issues after that reach it only through the records it replays.
 SnowflakeTest::restart_node($standby);
+is(write_ids($primary, 2, 20, 16), 0, 'the primary issues IDs after the standby restarted');
+$highest = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $primary->wait_for_catchup($standby);
+note "highest ID issued by the old primary: $highest";
 
 # Failover: the primary goes away, the standby is promoted.
 $primary->stop('immediate');

@@ -17,8 +17,9 @@
 # 2. While the check is held up (a prepared transaction locks a database it
 #    reaches first), a role with nothing but CONNECT runs CREATE EXTENSION IF
 #    NOT EXISTS snowflake (skipped: it exists): no vouch is written, and after
-#    a restart the node still refuses. A superuser's drop and re-creation in
-#    that window marks the bound unknown at once.
+#    a restart the node still refuses; meanwhile no ID is issued. A
+#    superuser's drop and re-creation in that window marks the bound unknown
+#    at once.
 # 3. pg_upgrade into a cluster that was tried out first (the extension
 #    created, an ID issued, the extension dropped): it refuses, naming
 #    pg_upgrade; the same when the tried-out cluster did not preload the
@@ -171,7 +172,10 @@ $held->safe_psql('postgres',
 $held->stop;
 rmtree($held->data_dir . '/pg_snowflake');
 SnowflakeTest::start_node($held);
-my $r = SnowflakeTest::try_sql($held, "SET ROLE app; CREATE EXTENSION IF NOT EXISTS snowflake",
+my $r = SnowflakeTest::try_sql($held, 'SELECT snowflake_nextval()', dbname => 'shop');
+like($r->{message} // '', qr/is still checking whether this data directory has issued IDs/,
+	'held: while the check is held up, no ID is issued');
+$r = SnowflakeTest::try_sql($held, "SET ROLE app; CREATE EXTENSION IF NOT EXISTS snowflake",
 	dbname => 'shop');
 like($r->{stderr}, qr/extension "snowflake" already exists, skipping/,
 	'held: CREATE EXTENSION IF NOT EXISTS by a role without CREATE is skipped');
