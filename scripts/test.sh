@@ -197,7 +197,11 @@ run_sql() {
     local preload="shared_preload_libraries = 'snowflake'" status=0
 
     section "pg_regress (sql/, expected/)"
-    cluster_start configured 54400 "$preload" "snowflake.datacenter_id = 3" "snowflake.worker_id = 7"
+    # The keys of public IDs for the pgTAP suite (sql/public_id.sql sets its own).
+    local keys=$SCRATCH/public_id.keys
+    install -o postgres -g postgres -m 600 test/pgtap/public_id.keys "$keys"
+    cluster_start configured 54400 "$preload" "snowflake.datacenter_id = 3" "snowflake.worker_id = 7" \
+        "snowflake.public_id_keys_file = '$keys'"
     mkdir -p build/regress
     if ! env $(cluster_env configured) make -s installcheck REGRESS_OUTPUTDIR=build/regress; then
         cat build/regress/regression.diffs 2>/dev/null || true

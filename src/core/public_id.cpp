@@ -141,16 +141,19 @@ DecodeResult decode(const KeyRing& ring, const char* text, std::size_t length, c
     result.status = DecodeStatus::kNoKey;
     return result;
   }
-  if (length != kWidth) {
-    result.status = DecodeStatus::kWrongLength;
-    return result;
-  }
+  // A character that no public ID has first: a text of the right length in
+  // bytes may hold a multibyte character, and one of another length may be a
+  // public ID with a stray character.
   for (std::size_t i = 0; i < length; i++) {
     if (base32::digit_value(text[i]) < 0) {
       result.status = DecodeStatus::kInvalidCharacter;
       result.position = i;
       return result;
     }
+  }
+  if (length != kWidth) {
+    result.status = DecodeStatus::kWrongLength;
+    return result;
   }
   result.version = base32::digit_value(text[0]);
   if (!ring.keys[result.version].has_key()) {

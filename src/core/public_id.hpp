@@ -72,8 +72,8 @@ ff1::Status encode(const KeyRing& ring, int64_t id, const uint8_t* tweak, std::s
 enum class DecodeStatus {
   kOk,
   kNoKey,             // the ring is empty
+  kInvalidCharacter,  // `position` holds a non-digit (checked before the length)
   kWrongLength,       // not kWidth characters
-  kInvalidCharacter,  // `position` holds a non-digit
   kUnknownVersion,    // no key of `version` in the ring
   kOutOfRange,        // the digits exceed 63 bits (the second character is above 7)
   kCipherFailure,     // FF1 failed (`cipher` says why)

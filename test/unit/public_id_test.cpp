@@ -189,6 +189,8 @@ TEST(PublicIdTest, Refusals) {
   EXPECT_EQ(decoded(ring, "").status, DecodeStatus::kWrongLength);
   EXPECT_EQ(decoded(ring, "A3DH0M90E42XA").status, DecodeStatus::kWrongLength);
   EXPECT_EQ(decoded(ring, "A3DH0M90E42XAG0").status, DecodeStatus::kWrongLength);
+  EXPECT_EQ(decoded(ring, "A3DH0M90E42XA-").status, DecodeStatus::kInvalidCharacter);
+  EXPECT_EQ(decoded(ring, "A3DH0M90E42XA\xc3\xbc").status, DecodeStatus::kInvalidCharacter);
   const DecodeResult invalid = decoded(ring, "A3DH0M90E42-AG");
   EXPECT_EQ(invalid.status, DecodeStatus::kInvalidCharacter);
   EXPECT_EQ(invalid.position, 11u);
