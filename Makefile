@@ -41,6 +41,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing -MM
 PG_CXXFLAGS += $(PROFILE)
 SHLIB_LINK = -lstdc++
 SHLIB_LINK += -lpq  # the registry's client
+SHLIB_LINK += -lcrypto  # OpenSSL's AES for FF1 (src/core/ff1.cpp: public IDs)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -105,6 +105,7 @@ runtime=(
     "postgresql-$PG_MAJOR"            # the server, psql, initdb, pg_ctl, pgbench
     "postgresql-server-dev-$PG_MAJOR" # PGXS, headers, pg_regress, PostgreSQL::Test::Cluster
     libpq-dev                         # libpq-fe.h and -lpq (the registry's client)
+    libssl-dev                        # openssl/evp.h and -lcrypto (AES for public IDs' FF1)
     g++ make
     "clang-$llvm" "llvm-$llvm-dev"    # the JIT bitcode
 )
@@ -129,6 +130,7 @@ testing=(
     debian-keyring                        # test/regress: the signatures of sources no apt index lists
     "libclang-rt-$llvm-dev"               # test/fuzz: libFuzzer and the ASan/UBSan runtimes of clang-$llvm
     python3                               # test/fuzz: the layout arithmetic's reference (arbitrary-precision integers)
+    python3-cryptography                  # test/unit/ff1_reference.py: FF1's radix-2 vectors from an independent transcription
     sqlsmith                              # test/sqlsmith: random queries against a server that preloads snowflake
 )
 

@@ -19,3 +19,23 @@ COMMENT ON FUNCTION snowflake_set_bound(timestamptz, boolean) IS
     'Declares that every ID this node issued before is of ISSUED_UP_TO or earlier; returns the time after which IDs are issued. A time further ahead of the clock than snowflake.max_lead plus a minute needs ALLOW_FAR_FUTURE';
 
 REVOKE EXECUTE ON FUNCTION snowflake_set_bound(timestamptz, boolean) FROM PUBLIC;
+
+-- Public IDs (issue 40) ------------------------------------------------------
+-- An ID shown outside without telling when, where and how many: FF1 (NIST SP
+-- 800-38G) of its 63 bits under a key of snowflake.public_id_keys_file,
+-- written as the key's version and 13 Crockford base32 digits. STABLE, not
+-- IMMUTABLE: the keys change at reload.
+
+CREATE FUNCTION snowflake_to_public(id bigint, tweak text DEFAULT '') RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_public'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_to_public(bigint, text) IS
+    'The ID as 14 characters that hide it (FF1 under the current key of snowflake.public_id_keys_file, and the tweak): reversible with the key, not access control';
+
+CREATE FUNCTION snowflake_from_public(public_id text, tweak text DEFAULT '') RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_public'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_from_public(text, text) IS
+    'The ID whose snowflake_to_public text this is, under any key still in snowflake.public_id_keys_file and the same tweak; any well-formed text gives some ID';

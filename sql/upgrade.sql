@@ -177,3 +177,15 @@ SELECT 'only updated' AS side, function FROM (TABLE updated_functions EXCEPT TAB
 UNION ALL
 SELECT 'only created', function FROM (TABLE created_functions EXCEPT TABLE updated_functions) c
 ORDER BY 1, 2;
+
+-- 1.6 to 1.7 directly: the functions of public IDs (issue 40) arrive.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.6';
+SELECT to_regprocedure('snowflake_to_public(bigint,text)') IS NULL AS no_public_ids_under_1_6;
+ALTER EXTENSION snowflake UPDATE;
+SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
+       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE p.proname IN ('snowflake_to_public', 'snowflake_from_public')
+ ORDER BY p.oid::regprocedure::text;

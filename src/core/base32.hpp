@@ -11,6 +11,13 @@ namespace snowflake::base32 {
 // 13 digits of 5 bits hold 65 bits: every non-negative int64.
 inline constexpr std::size_t kWidth = 13;
 
+// The value (0-31) of one digit, in either case, or of an alias (O reads as 0,
+// I and L as 1); -1 for anything else.
+int digit_value(char c) noexcept;
+
+// The upper-case digit of `value` (0-31).
+char digit(int value) noexcept;
+
 // Writes exactly kWidth upper-case digits (no terminator). Precondition: id >= 0.
 void encode(int64_t id, char out[kWidth]) noexcept;
 

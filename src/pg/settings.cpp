@@ -1,6 +1,7 @@
 // Every snowflake.* setting, defined in one place: the layout and its epoch
 // (settings_layout.cpp reads, checks and defines them), the node's identity,
-// the clock policy and the registry's settings, defined here.
+// the clock policy, the registry's settings and the keys file of public IDs,
+// defined here.
 //
 // The layout (snowflake.layout, or the four widths) and the epoch are fixed
 // at server start: IDs issued under one layout do not decode under another.
@@ -14,6 +15,7 @@
 
 #include "../core/layout_text.hpp"
 #include "postgres.hpp"
+#include "public_id.hpp"
 #include "settings_layout.hpp"
 #include "text.hpp"
 
@@ -196,6 +198,17 @@ void define_settings() {
       &settings.registry_lease_ms, 30000, 1000, 60 * 60 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
       nullptr, nullptr);
   // End of the registry's settings. ---------------------------------------------
+
+  // Public IDs (issue 40): the file of their keys; public_id.cpp reads it. A
+  // path, never a key: PostgreSQL logs a setting's new value at reload.
+  if (process_shared_preload_libraries_in_progress) require_public_id_keys_at_start();
+  DefineCustomStringVariable(
+      "snowflake.public_id_keys_file",
+      "File of the keys of public IDs (snowflake_to_public, snowflake_from_public).",
+      "Read at server start and at every reload. Empty means no key: the functions refuse. Only "
+      "superusers can read the setting; no SQL reads the keys.",
+      &settings.public_id_keys_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_public_id_keys_file,
+      assign_public_id_keys_file, nullptr);
 
   MarkGUCPrefixReserved("snowflake");
 }

@@ -37,6 +37,10 @@ struct Settings {
   int registry_lease_ms = 30000;
   // Derived from registry by its assign hook: it is not empty.
   bool registry_configured = false;
+
+  // Public IDs (issue 40, public_id.cpp): the path of the file of their keys
+  // ("" = none). Reload; superusers only.
+  char* public_id_keys_file = nullptr;
 };
 
 extern Settings settings;

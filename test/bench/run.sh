@@ -10,8 +10,9 @@
 #   4. pgbench, 2 clients: SELECT and INSERT per scheme, tps and latency;
 #   5. a table grown to 10 million rows per scheme: load, size, lookups;
 #   6. this tree against the previous release (built from git, run in a
-#      second cluster side by side): snowflake_nextval()'s marginal cost; and
-#      snowflake_decode() with a layout per call against the one-argument form.
+#      second cluster side by side): snowflake_nextval()'s marginal cost;
+#      snowflake_decode() with a layout per call against the one-argument form;
+#      and the text forms each way: base32 beside public IDs.
 #
 # It runs against one PostgreSQL: the major scripts/postgresql.sh picks (this
 # Debian release's, or PG_MAJOR=NN), or the binaries --pg-bindir names.
@@ -267,10 +268,14 @@ start_cluster() {
 include_if_exists = 'bench_snowflake.conf'
 EOF
     if [[ -f $PKGLIBDIR/snowflake.so && -f $SHAREDIR/extension/snowflake.control ]]; then
-        install -o postgres -g postgres -m 600 /dev/stdin "$DATA/bench_snowflake.conf" <<'EOF'
+        # A random AES-128 key for public IDs (item 6).
+        printf 'A %s\n' "$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')" |
+            install -o postgres -g postgres -m 600 /dev/stdin "$WORK/public_id.keys"
+        install -o postgres -g postgres -m 600 /dev/stdin "$DATA/bench_snowflake.conf" <<EOF
 shared_preload_libraries = 'snowflake'
 snowflake.datacenter_id = 1
 snowflake.worker_id = 1
+snowflake.public_id_keys_file = '$WORK/public_id.keys'
 EOF
         log "starting the cluster with snowflake preloaded"
         if ! as_pg "$PG_BINDIR/pg_ctl" -D "$DATA" -l "$WORK/pg/server.log" -w -t 300 start \
@@ -303,6 +308,7 @@ setup_database() {
     HAVE_SNOWFLAKE=0
     HAVE_MAX_LEAD=0
     HAVE_LAYOUTS=0
+    HAVE_PUBLIC_IDS=0
     # PostgreSQL's own time-ordered UUIDs, from 18 on: compared where they exist.
     HAVE_UUIDV7=0
     [[ $(sql -c "SELECT to_regprocedure('uuidv7()') IS NOT NULL") == t ]] && HAVE_UUIDV7=1
@@ -316,6 +322,8 @@ setup_database() {
                 HAVE_MAX_LEAD=1
             [[ $(sql -c "SELECT to_regprocedure('snowflake_decode(bigint,text)') IS NOT NULL") == t ]] &&
                 HAVE_LAYOUTS=1
+            # Public IDs (1.7): with the key file start_cluster wrote.
+            sql -c 'SELECT snowflake_to_public(1)' >/dev/null 2>&1 && HAVE_PUBLIC_IDS=1
             ((HAVE_MAX_LEAD)) || log "warning: no snowflake.max_lead setting; its variants are n/a"
         else
             SNOWFLAKE_STATUS="n/a: CREATE EXTENSION snowflake or snowflake_nextval() failed: ${err//$'\n'/ }"
@@ -451,6 +459,24 @@ sql_run() {
         decode_specification)
             ((HAVE_LAYOUTS)) || return 0
             expr="snowflake_decode(bench_floor(), 'time:41 datacenter:5 worker:5 sequence:12')"
+            ;;
+        # The text forms of the floor's counter, each way (issue 40): from_*
+        # of to_*, whose own cost the report subtracts.
+        to_base32)
+            ((HAVE_SNOWFLAKE)) || return 0
+            expr='snowflake_to_base32(bench_floor())'
+            ;;
+        base32_round_trip)
+            ((HAVE_SNOWFLAKE)) || return 0
+            expr='snowflake_from_base32(snowflake_to_base32(bench_floor()))'
+            ;;
+        to_public)
+            ((HAVE_PUBLIC_IDS)) || return 0
+            expr='snowflake_to_public(bench_floor())'
+            ;;
+        public_round_trip)
+            ((HAVE_PUBLIC_IDS)) || return 0
+            expr='snowflake_from_public(snowflake_to_public(bench_floor()))'
             ;;
         *) die "unknown scheme $scheme" ;;
     esac
@@ -790,6 +816,10 @@ run_release() {
         sql_run decode decode 1 "$rep" "$SQL_ROWS"
         sql_run decode decode_preset 1 "$rep" "$SQL_ROWS"
         sql_run decode decode_specification 1 "$rep" "$SQL_ROWS"
+        sql_run decode to_base32 1 "$rep" "$SQL_ROWS"
+        sql_run decode base32_round_trip 1 "$rep" "$SQL_ROWS"
+        sql_run decode to_public 1 "$rep" "$SQL_ROWS"
+        sql_run decode public_round_trip 1 "$rep" "$SQL_ROWS"
     done
     if ((HAVE_BASELINE)); then
         on_baseline sql -c '\copy (SELECT * FROM bench.sql_runs) TO STDOUT' |

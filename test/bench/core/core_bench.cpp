@@ -31,6 +31,10 @@
 //   practically unbounded, so the cap never binds: the generator plus one
 //   clock reading per ID. clock_read times the reading alone.
 //
+// base32_encode, public_id_encode and public_id_decode time the text forms
+// of an ID alone, one call per iteration (public IDs: FF1 under an AES-128
+// key, no tweak; issue 40).
+//
 // Counters: allocs_per_id counts global operator new calls per ID (the core
 // must allocate nothing per call); state_bytes is the size of the shared
 // state; waits_per_id (real clock) the clock re-reads per ID.
@@ -40,9 +44,11 @@
 #include <cstdlib>
 #include <new>
 
+#include "base32.hpp"
 #include "clock.hpp"
 #include "generator.hpp"
 #include "layout.hpp"
+#include "public_id.hpp"
 
 namespace {
 
@@ -189,11 +195,69 @@ void BM_ClockRead(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The text forms, per call (no ID issued): base32 beside public IDs (FF1 of
+// the 63 bits, then base32), each way, with an AES-128 key and no tweak.
+void BM_Base32Encode(benchmark::State& state) {
+  char text[snowflake::base32::kWidth];
+  int64_t id = kInjectedStart << 22;
+  for (auto _ : state) {
+    snowflake::base32::encode(id++, text);
+    benchmark::DoNotOptimize(text);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+snowflake::public_id::KeyRing& bench_ring() {
+  static snowflake::public_id::KeyRing ring;
+  if (ring.empty()) {
+    static const char kFile[] = "A 2B7E151628AED2A6ABF7158809CF4F3C\n";
+    snowflake::public_id::load_key_file(kFile, sizeof(kFile) - 1, &ring);
+  }
+  return ring;
+}
+
+void BM_PublicIdEncode(benchmark::State& state) {
+  const snowflake::public_id::KeyRing& ring = bench_ring();
+  char text[snowflake::public_id::kWidth];
+  int64_t id = kInjectedStart << 22;
+  for (auto _ : state) {
+    if (snowflake::public_id::encode(ring, id++, nullptr, 0, text) != snowflake::ff1::Status::kOk) {
+      state.SkipWithError("encode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(text);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_PublicIdDecode(benchmark::State& state) {
+  const snowflake::public_id::KeyRing& ring = bench_ring();
+  constexpr int kTexts = 1024;
+  static char texts[kTexts][snowflake::public_id::kWidth];
+  for (int i = 0; i < kTexts; i++)
+    snowflake::public_id::encode(ring, (kInjectedStart << 22) + i, nullptr, 0, texts[i]);
+  int next = 0;
+  for (auto _ : state) {
+    snowflake::public_id::DecodeResult result =
+        snowflake::public_id::decode(ring, texts[next], snowflake::public_id::kWidth, nullptr, 0);
+    if (result.status != snowflake::public_id::DecodeStatus::kOk) {
+      state.SkipWithError("decode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(result.id);
+    next = (next + 1) % kTexts;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_InjectedAdvancing)->Name("injected_advancing")->Threads(1)->UseRealTime();
 BENCHMARK(BM_InjectedFixedLead)->Name("injected_fixed_lead")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_RealClock)->Name("real_clock")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_RealClockUnboundedLead)->Name("real_clock_unbounded_lead")->Threads(1)->UseRealTime();
 BENCHMARK(BM_ClockRead)->Name("clock_read")->Threads(1)->UseRealTime();
+BENCHMARK(BM_Base32Encode)->Name("base32_encode")->Threads(1)->UseRealTime();
+BENCHMARK(BM_PublicIdEncode)->Name("public_id_encode")->Threads(1)->UseRealTime();
+BENCHMARK(BM_PublicIdDecode)->Name("public_id_decode")->Threads(1)->UseRealTime();
 
 }  // namespace
 

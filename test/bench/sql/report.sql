@@ -128,7 +128,11 @@ CREATE TEMP VIEW core_schemes (ord, name, clock, threads) AS VALUES
     (5, 'real_clock/real_time/threads:2', 'real (`CLOCK_REALTIME`), max_lead 0, spinning', 2),
     (6, 'real_clock_unbounded_lead/real_time/threads:1',
         'real, max_lead unbounded (the cap never binds)', 1),
-    (7, 'clock_read/real_time/threads:1', 'the clock alone: one reading, no ID', 1);
+    (7, 'clock_read/real_time/threads:1', 'the clock alone: one reading, no ID', 1),
+    (8, 'base32_encode/real_time/threads:1', 'no clock, no ID: `base32::encode`, per call', 1),
+    (9, 'public_id_encode/real_time/threads:1',
+        'no clock, no ID: `public_id::encode` (FF1, AES-128, then base32), per call', 1),
+    (10, 'public_id_decode/real_time/threads:1', 'no clock, no ID: `public_id::decode`, per call', 1);
 
 -- Item 6: each repetition's marginal cost over the floor of the same
 -- cluster and repetition (this tree's or the baseline's), and its medians.
@@ -154,7 +158,13 @@ SELECT * FROM (VALUES
     (3, 'decode', 'decode', '`snowflake_decode(id)`', 'decode'),
     (4, 'decode', 'decode_preset', '`snowflake_decode(id, ''twitter'')`', 'decode'),
     (5, 'decode', 'decode_specification',
-        '`snowflake_decode(id, ''time:41 datacenter:5 worker:5 sequence:12'')`', 'decode'))
+        '`snowflake_decode(id, ''time:41 datacenter:5 worker:5 sequence:12'')`', 'decode'),
+    (6, 'decode', 'to_base32', '`snowflake_to_base32(id)`', 'to_base32'),
+    (7, 'decode', 'base32_round_trip', '`snowflake_from_base32(snowflake_to_base32(id))`',
+        'base32_round_trip'),
+    (8, 'decode', 'to_public', '`snowflake_to_public(id)` (AES-128)', 'to_base32'),
+    (9, 'decode', 'public_round_trip', '`snowflake_from_public(snowflake_to_public(id))`',
+        'base32_round_trip'))
     AS v(ord, item, scheme, label, baseline);
 
 CREATE TEMP VIEW release_summary AS
@@ -189,6 +199,10 @@ WITH one AS (SELECT * FROM sql_one),
      previous AS (SELECT * FROM release_summary WHERE scheme = 'nextval_baseline'),
      preset AS (SELECT * FROM release_summary WHERE scheme = 'decode_preset'),
      one_argument AS (SELECT * FROM release_summary WHERE scheme = 'decode'),
+     to_public AS (SELECT * FROM release_summary WHERE scheme = 'to_public'),
+     from_public AS (SELECT (SELECT marginal_ns FROM release_summary WHERE scheme = 'public_round_trip')
+                            - (SELECT marginal_ns FROM release_summary WHERE scheme = 'to_public')
+                              AS marginal_ns),
      shm AS (SELECT bench.fact('snowflake.shmem_bytes')::bigint AS bytes)
 SELECT 1, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 ≤ 0.2 × that of `nextval()`',
        format('%s ns vs %s ns: %s ×',
@@ -264,7 +278,15 @@ SELECT 11, '`snowflake_decode(id, ''twitter'')` ≤ 1.5 × `snowflake_decode(id)
        format('%s ns vs %s ns: %s ×', bench.num((SELECT marginal_ns FROM preset), 1),
               bench.num((SELECT marginal_ns FROM one_argument), 1),
               bench.num((SELECT vs_baseline FROM preset), 3)),
-       (SELECT vs_baseline FROM preset) <= 1.5;
+       (SELECT vs_baseline FROM preset) <= 1.5
+UNION ALL
+SELECT 12, 'marginal cost of `snowflake_to_public(id)` ≤ 1 µs',
+       format('%s ns', bench.num((SELECT marginal_ns FROM to_public), 1)),
+       (SELECT marginal_ns FROM to_public) <= 1000
+UNION ALL
+SELECT 13, 'marginal cost of `snowflake_from_public(text)` ≤ 1 µs (the round trip less `snowflake_to_public`)',
+       format('%s ns', bench.num((SELECT marginal_ns FROM from_public), 1)),
+       (SELECT marginal_ns FROM from_public) <= 1000;
 
 -- The document ----------------------------------------------------------
 
@@ -488,7 +510,9 @@ SELECT format('Item 2''s query over %s rows, one backend, in two clusters of the
               'from git and never installed. In each repetition, interleaved: the floor and '
               '`snowflake_nextval()` at max_lead = 1000 in each cluster, then the floor and '
               '`snowflake_decode()` of the floor''s counter (IDs 1, 2, 3, ...) with and without a '
-              'layout per call, in this tree''s. Marginal cost = (time − the same cluster''s floor '
+              'layout per call, and its text forms each way (base32, and public IDs under an '
+              'AES-128 key; from_* is timed on to_*''s output: its own cost is the round trip less '
+              'to_*), in this tree''s. Marginal cost = (time − the same cluster''s floor '
               'in the same repetition) / rows; median of %s repetitions, and the interquartile '
               'range of the repetitions.',
               bench.num(bench.fact('sql.rows')::float8),

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(189);
+SELECT plan(201);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -34,7 +34,9 @@ INSERT INTO expected_functions VALUES
     ('snowflake_compose(timestamptz,integer,integer,integer,text)', 'bigint', 'immutable', true, 's'),
     ('snowflake_min_id(timestamptz,text)',                  'bigint',      'immutable', true,  's'),
     ('snowflake_max_id(timestamptz,text)',                  'bigint',      'immutable', true,  's'),
-    ('snowflake_layouts()',                                 'SETOF record', 'immutable', true, 's');
+    ('snowflake_layouts()',                                 'SETOF record', 'immutable', true, 's'),
+    ('snowflake_to_public(bigint,text)',                    'text',        'stable',    true,  's'),
+    ('snowflake_from_public(text,text)',                    'bigint',      'stable',    true,  's');
 
 SELECT ok(to_regprocedure(signature) IS NOT NULL, signature || ' exists') FROM expected_functions;
 SELECT is(pg_get_function_result(to_regprocedure(signature)), returns, signature || ' returns ' || returns)

@@ -3,7 +3,7 @@
 -- to add to postgresql.conf.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
-SELECT plan(9);
+SELECT plan(10);
 
 \ir ../error_of.sql
 
@@ -21,6 +21,8 @@ SELECT is((SELECT problem FROM snowflake_node_identity()),
           'snowflake_node_identity() says why the node issues no IDs');
 SELECT is((SELECT worker_id FROM snowflake_decode(1541815603606036480)), 26, 'decoding works');
 SELECT is(snowflake_from_base32(snowflake_to_base32(123456789)), 123456789::bigint, 'base32 works');
+SELECT throws_ok('SELECT snowflake_to_public(1)', '55000', 'no key for public IDs is configured',
+                 'public IDs need a key, preloaded or not');
 
 SELECT * FROM finish();
 ROLLBACK;
