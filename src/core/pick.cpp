@@ -31,11 +31,15 @@ Range range_of(const Layout& layout, int datacenter_id) noexcept {
   return range;
 }
 
-bool is_mine(const HolderText& self, const HolderText& holder) noexcept {
+bool is_mine(const HolderText& self, const Row& row) noexcept {
+  const HolderText& holder = row.holder;
   if (std::strcmp(holder.system_identifier, self.system_identifier) != 0) return false;
-  if (holder.timeline != self.timeline) return holder.timeline < self.timeline;
-  return std::strcmp(holder.host, self.host) == 0 &&
-         std::strcmp(holder.data_directory, self.data_directory) == 0;
+  const bool same_place = holder.timeline == self.timeline &&
+                          std::strcmp(holder.host, self.host) == 0 &&
+                          std::strcmp(holder.data_directory, self.data_directory) == 0;
+  if (same_place && holder.token == self.token) return true;  // the same holder
+  if (!same_place && holder.timeline >= self.timeline) return false;
+  return !row.live || row.released || row.stale;  // a successor's
 }
 
 Pick pick(const Range& range, const HolderText& self, Row* rows, size_t count) noexcept {
@@ -48,7 +52,7 @@ Pick pick(const Range& range, const HolderText& self, Row* rows, size_t count) n
   const Row* mine = nullptr;
   for (size_t i = 0; i < count; i++) {
     const Row& row = rows[i];
-    if (!in_range(range, row) || !is_mine(self, row.holder)) continue;
+    if (!in_range(range, row) || !is_mine(self, row)) continue;
     if (mine == nullptr || row.live) mine = &row;
     if (row.live) break;
   }

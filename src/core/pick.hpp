@@ -5,12 +5,17 @@
 // (test/simulation/) calls it on its registry's rows at the registry's time.
 //
 // The rule, in this order:
-//   1. a row this node holds or held comes first, a live one before an expired
-//      one, so a restart within the lease gets the same identity back; it is
-//      this node's when it has this node's system identifier and either an
-//      earlier timeline (this node is a promoted standby, a restore or a copy
-//      of its holder) or the same timeline, host and data directory (the same
-//      holder);
+//   1. a row this node holds or may take over from its own lineage comes
+//      first, a live one before an expired one, so a restart within the lease
+//      gets the same identity back: the row of the same holder (this running
+//      postmaster: the same system identifier, timeline, host, data directory
+//      and token), or of a holder this node succeeds (its system identifier on
+//      an earlier timeline, or on the same timeline, host and data directory
+//      with another token: this node restarted, promoted, restored or cloned)
+//      once that holder released it at a clean shutdown or stopped renewing it
+//      (stale: src/core/registry_row.hpp) or its lease expired. A live row of
+//      a predecessor that still renews is not this node's: a clone or a
+//      restored copy of a running node picks another identity;
 //   2. else the lowest identity, in (datacenter_id, worker_id) order, that no
 //      live row holds: a row whose lease has expired counts as free (its claim
 //      is a takeover, above the floor the registry hands over);
@@ -50,6 +55,7 @@ struct HolderText {
   int64_t timeline = 0;
   const char* host = "";
   const char* data_directory = "";
+  int64_t token = 0;  // 0: none (a row of 1.6 or earlier, or reserved)
 };
 
 // One row of the registry.
@@ -57,7 +63,9 @@ struct Row {
   int datacenter_id = 0;
   int worker_id = 0;
   HolderText holder;
-  bool live = false;  // expires_at >= now() at the registry
+  bool live = false;      // expires_at >= now() at the registry
+  bool released = false;  // released at its holder's clean shutdown
+  bool stale = false;     // not renewed for two thirds of its lease (registry_row::stale)
 };
 
 // The identity to try, or none (found false).
@@ -67,8 +75,8 @@ struct Pick {
   int worker_id = 0;
 };
 
-// Whether `holder`'s row is `self`'s (rule 1).
-bool is_mine(const HolderText& self, const HolderText& holder) noexcept;
+// Whether `row` is `self`'s (rule 1).
+bool is_mine(const HolderText& self, const Row& row) noexcept;
 
 // The identity `self` tries next, from `rows` (in any order; sorted here in
 // place by (datacenter_id, worker_id); rows outside `range` are ignored).

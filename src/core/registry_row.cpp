@@ -20,7 +20,34 @@ bool Row::operator==(const Row& other) const {
   return exists == other.exists && holder == other.holder && claimed_at_us == other.claimed_at_us &&
          renewed_at_us == other.renewed_at_us && expires_at_us == other.expires_at_us &&
          ids_before_us == other.ids_before_us && has_inherited == other.has_inherited &&
-         (!has_inherited || inherited_ids_before_us == other.inherited_ids_before_us);
+         (!has_inherited || inherited_ids_before_us == other.inherited_ids_before_us) &&
+         released == other.released;
+}
+
+Relation relation(const Holder& holder, const Holder& claimant) {
+  if (holder.system_identifier != claimant.system_identifier) return Relation::kOther;
+  const bool same_place = holder.timeline == claimant.timeline && holder.host == claimant.host &&
+                          holder.data_directory == claimant.data_directory;
+  if (same_place && holder.token == claimant.token) return Relation::kSame;
+  if (same_place || holder.timeline < claimant.timeline) return Relation::kSuccessor;
+  return Relation::kOther;
+}
+
+// (now - renewed_at) * 3 > (expires_at - renewed_at) * 2, as the SQL compares intervals.
+bool stale(const Row& row, int64_t now_us) {
+  return (now_us - row.renewed_at_us) * 3 > (row.expires_at_us - row.renewed_at_us) * 2;
+}
+
+bool may_take(const Row& row, const Holder& claimant, int64_t now_us) {
+  if (!row.exists || row.expires_at_us < now_us) return true;
+  switch (relation(row.holder, claimant)) {
+    case Relation::kSame:
+      return true;
+    case Relation::kSuccessor:
+      return row.released || stale(row, now_us);
+    default:
+      return false;
+  }
 }
 
 ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us) {
@@ -36,16 +63,12 @@ ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us) {
     row.expires_at_us = expires_at;
     row.ids_before_us = ids_before;
     row.has_inherited = false;
+    row.released = false;
   } else {
     const Holder& r = row.holder;
-    const bool same = r == self;
+    const bool same = relation(r, self) == Relation::kSame;
     // ON CONFLICT DO UPDATE ... WHERE
-    const bool free =
-        row.expires_at_us < now_us ||
-        (r.system_identifier == self.system_identifier &&
-         (r.timeline < self.timeline || (r.timeline == self.timeline && r.host == self.host &&
-                                         r.data_directory == self.data_directory)));
-    if (!free) {
+    if (!may_take(row, self, now_us)) {
       answer.claimed = false;
       answer.row = row;
       return answer;
@@ -69,6 +92,7 @@ ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us) {
     row.holder = self;
     row.renewed_at_us = now_us;
     row.expires_at_us = expires_at;
+    row.released = false;
   }
   answer.claimed = true;
   answer.row = row;
@@ -81,6 +105,7 @@ ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us) {
 bool release(Row& row, const Holder& self, int64_t renewed_at_us, int64_t ids_before_ms) {
   if (!row.exists || !(row.holder == self) || row.renewed_at_us != renewed_at_us) return false;
   row.ids_before_us = ids_before_ms * 1000;
+  row.released = true;
   return true;
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 automatic::HolderText text_of(const registry_row::Holder& holder) {
   return automatic::HolderText{holder.system_identifier.c_str(), holder.timeline,
-                               holder.host.c_str(), holder.data_directory.c_str()};
+                               holder.host.c_str(), holder.data_directory.c_str(), holder.token};
 }
 
 }  // namespace
@@ -48,6 +48,8 @@ void World::registry_pick(size_t index) {
     view.worker_id = static_cast<int>(i) % workers;
     view.holder = text_of(row.holder);
     view.live = row.expires_at_us >= now_us;
+    view.released = row.released;
+    view.stale = registry_row::stale(row, now_us);
     own_live = own_live || (view.live && row.holder == message.claim.self);
     pick_rows_.push_back(view);
   }
@@ -63,8 +65,13 @@ void World::registry_pick(size_t index) {
   } else {
     figures_.none_free++;
   }
-  if (own_live && !(chosen != nullptr && chosen->exists && chosen->expires_at_us >= now_us &&
-                    automatic::is_mine(self, text_of(chosen->holder)))) {
+  // (The pick sorted pick_rows_; the chosen row's view, found again.)
+  const automatic::Row* chosen_view = nullptr;
+  for (const automatic::Row& view : pick_rows_)
+    if (pick.found && view.datacenter_id == pick.datacenter_id && view.worker_id == pick.worker_id)
+      chosen_view = &view;
+  if (own_live &&
+      !(chosen_view != nullptr && chosen_view->live && automatic::is_mine(self, *chosen_view))) {
     figures_.lost_identities++;
     note("pick of " + node.self.host + " passed over its own live row");
   }

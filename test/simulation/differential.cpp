@@ -1,9 +1,10 @@
-// The differential test of the registry's statements: the claim and release
-// SQL the worker runs (src/pg/registry/statements.hpp, the same text) in a
-// real PostgreSQL, against their pure version (src/core/registry_row.hpp),
+// The differential test of the registry's statements: the claim, release and
+// pick SQL the worker runs (src/pg/registry/statements.hpp, the same text) in
+// a real PostgreSQL, against their pure version (src/core/registry_row.hpp),
 // which the simulator's registry runs, on the same random rows and requests.
 // Each case runs in a transaction that is rolled back; now() is read in it
-// first, so both sides see the same registry clock.
+// first, so both sides see the same registry clock. The session's
+// search_path is pg_catalog, as the worker's.
 //
 //   snowflake_differential 'host=/tmp port=5432 dbname=postgres' [cases] [seed]
 #include <libpq-fe.h>
@@ -32,7 +33,7 @@ int64_t range(int64_t low, int64_t high) {
 std::string with_table(const char* text) {
   std::string out = text;
   for (size_t at; (at = out.find("{table}")) != std::string::npos;)
-    out.replace(at, 7, "snowflake_registry");
+    out.replace(at, 7, "public.snowflake_registry");
   return out;
 }
 
@@ -58,8 +59,9 @@ registry_row::Holder random_holder() {
   static const char* const systems[] = {"7001", "7002"};
   static const char* const hosts[] = {"a:5432", "b:5432"};
   static const char* const directories[] = {"/d", "/e"};
+  // Tokens 0 (a row of 1.6) to 2: the same place from another postmaster is common.
   return registry_row::Holder{systems[range(0, 1)], range(1, 3), hosts[range(0, 1)],
-                              directories[range(0, 1)]};
+                              directories[range(0, 1)], range(0, 2)};
 }
 
 // A time in µs: mostly whole ms (as the statements write), sometimes not.
@@ -83,18 +85,19 @@ void insert(const registry_row::Row& row) {
   const std::string sql =
       with_table("INSERT INTO {table} VALUES (0, 0, $1::numeric, $2::bigint, $3, $4, 'c', ") +
       as_time(5) + ", " + as_time(6) + ", " + as_time(7) + ", " + as_time(8) + ", " +
-      "CASE WHEN $9::bool THEN " + as_time(10) + " END)";
+      "CASE WHEN $9::bool THEN " + as_time(10) + " END, $11::bigint, $12::bool)";
   PQclear(run(sql, {row.holder.system_identifier, std::to_string(row.holder.timeline),
                     row.holder.host, row.holder.data_directory, std::to_string(row.claimed_at_us),
                     std::to_string(row.renewed_at_us), std::to_string(row.expires_at_us),
                     std::to_string(row.ids_before_us), row.has_inherited ? "true" : "false",
-                    std::to_string(row.inherited_ids_before_us)}));
+                    std::to_string(row.inherited_ids_before_us), std::to_string(row.holder.token),
+                    row.released ? "true" : "false"}));
 }
 
-constexpr char kUs[] = "(extract(epoch FROM %s) * 1000000)::bigint";
+constexpr char kUs[] = "(extract(epoch FROM %s)::numeric * 1000000::numeric)::bigint";
 
 registry_row::Row read_row() {
-  std::string columns = "system_identifier::text, timeline, host, data_directory";
+  std::string columns = "system_identifier::text, timeline, host, data_directory, token, released";
   for (const char* c :
        {"claimed_at", "renewed_at", "expires_at", "ids_before", "inherited_ids_before"}) {
     char text[128];
@@ -105,14 +108,16 @@ registry_row::Row read_row() {
   registry_row::Row row;
   if (PQntuples(result) == 1) {
     row.exists = true;
-    row.holder = registry_row::Holder{PQgetvalue(result, 0, 0), value(result, 1),
-                                      PQgetvalue(result, 0, 2), PQgetvalue(result, 0, 3)};
-    row.claimed_at_us = value(result, 4);
-    row.renewed_at_us = value(result, 5);
-    row.expires_at_us = value(result, 6);
-    row.ids_before_us = value(result, 7);
-    row.has_inherited = !PQgetisnull(result, 0, 8);
-    row.inherited_ids_before_us = row.has_inherited ? value(result, 8) : 0;
+    row.holder =
+        registry_row::Holder{PQgetvalue(result, 0, 0), value(result, 1), PQgetvalue(result, 0, 2),
+                             PQgetvalue(result, 0, 3), value(result, 4)};
+    row.released = std::strcmp(PQgetvalue(result, 0, 5), "t") == 0;
+    row.claimed_at_us = value(result, 6);
+    row.renewed_at_us = value(result, 7);
+    row.expires_at_us = value(result, 8);
+    row.ids_before_us = value(result, 9);
+    row.has_inherited = !PQgetisnull(result, 0, 10);
+    row.inherited_ids_before_us = row.has_inherited ? value(result, 10) : 0;
   }
   PQclear(result);
   return row;
@@ -142,9 +147,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   PQclear(run("SET client_min_messages = warning", {}));
+  PQclear(run("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)", {}));
   PQclear(run(with_table("DROP TABLE IF EXISTS {table}"), {}));
   PQclear(run(with_table(pg::registry::kCreateTable), {}));
-  uint64_t claims = 0, claimed = 0, taken = 0, releases = 0, released = 0;
+  uint64_t claims = 0, claimed = 0, taken = 0, releases = 0, released = 0, picks = 0, stale = 0;
   for (uint64_t i = 0; i < cases; i++) {
     PQclear(run("BEGIN", {}));
     PGresult* clock = run("SELECT (extract(epoch FROM now()) * 1000000)::bigint", {});
@@ -161,19 +167,42 @@ int main(int argc, char** argv) {
       row.ids_before_us = random_time(now, 60000000);
       row.has_inherited = range(0, 1) == 0;
       row.inherited_ids_before_us = row.has_inherited ? random_time(now, 60000000) : 0;
+      row.released = range(0, 3) == 0;
+      if (range(0, 2) == 0) {
+        // A lease whose two thirds fall around now: stale or not, to the µs
+        // (3 * (now - renewed_at) against 2 * lease).
+        const int64_t lease_us = range(1000, 60000) * 1000 + range(0, 2);
+        const int64_t edge = range(0, 1) == 0 ? range(-3, 3) : range(-lease_us / 3, lease_us / 3);
+        row.renewed_at_us = now - (2 * lease_us) / 3 - edge;
+        row.expires_at_us = row.renewed_at_us + lease_us;
+      }
       insert(row);
     }
     // The row's own holder half the time, so that renewals and releases that
     // apply are common.
     const registry_row::Holder self = row.exists && range(0, 1) == 0 ? row.holder : random_holder();
-    if (range(0, 3) == 0) {
+    if (row.exists && range(0, 5) == 0) {
+      // The pick's view of the row: live, released, stale.
+      PGresult* result = run(with_table(pg::registry::kPick), {"0", "0", "0"});
+      check(PQntuples(result) == 1, i, "the pick's rows");
+      const bool live = std::strcmp(PQgetvalue(result, 0, 6), "t") == 0;
+      const bool is_released = std::strcmp(PQgetvalue(result, 0, 8), "t") == 0;
+      const bool is_stale = std::strcmp(PQgetvalue(result, 0, 9), "t") == 0;
+      check(value(result, 7) == row.holder.token, i, "the pick's token");
+      check(live == (row.expires_at_us >= now), i, "the pick's live");
+      check(is_released == row.released, i, "the pick's released");
+      check(is_stale == registry_row::stale(row, now), i, "the pick's stale");
+      PQclear(result);
+      picks++;
+      stale += is_stale;
+    } else if (range(0, 3) == 0) {
       // The release, over the renewal seen or another.
       const int64_t renewed = range(0, 1) == 0 ? row.renewed_at_us : random_time(now, 1000000);
       const int64_t ids_before_ms = (now + range(-5000000, 5000000)) / 1000;
-      PGresult* result =
-          run(with_table(pg::registry::kRelease),
-              {"0", "0", self.system_identifier, std::to_string(self.timeline), self.host,
-               self.data_directory, std::to_string(ids_before_ms), std::to_string(renewed)});
+      PGresult* result = run(with_table(pg::registry::kRelease),
+                             {"0", "0", self.system_identifier, std::to_string(self.timeline),
+                              self.host, self.data_directory, std::to_string(ids_before_ms),
+                              std::to_string(renewed), std::to_string(self.token)});
       const bool applied = std::strcmp(PQcmdTuples(result), "1") == 0;
       PQclear(result);
       const bool pure = registry_row::release(row, self, renewed, ids_before_ms);
@@ -184,11 +213,11 @@ int main(int argc, char** argv) {
     } else {
       registry_row::ClaimRequest request{
           self, range(1000, 60000), (now + range(-30000000, 60000000)) / 1000, range(1001, 70000)};
-      PGresult* result =
-          run(with_table(pg::registry::kClaim),
-              {"0", "0", self.system_identifier, std::to_string(self.timeline), self.host,
-               self.data_directory, "c", std::to_string(request.lease_ms),
-               std::to_string(request.ids_before_ms), std::to_string(request.window_ms)});
+      PGresult* result = run(with_table(pg::registry::kClaim),
+                             {"0", "0", self.system_identifier, std::to_string(self.timeline),
+                              self.host, self.data_directory, "c", std::to_string(request.lease_ms),
+                              std::to_string(request.ids_before_ms),
+                              std::to_string(request.window_ms), std::to_string(self.token)});
       check(PQntuples(result) == 1, i, "the number of answers");
       const registry_row::ClaimAnswer pure = registry_row::claim(row, request, now);
       const bool sql_claimed = std::strcmp(PQgetvalue(result, 0, 0), "t") == 0;
@@ -216,10 +245,10 @@ int main(int argc, char** argv) {
   PQfinish(connection);
   std::printf(
       "differential: %llu cases: %llu claims (%llu claimed, %llu taken over), %llu "
-      "releases (%llu applied); %d difference(s)\n",
+      "releases (%llu applied), %llu picks (%llu stale rows); %d difference(s)\n",
       static_cast<unsigned long long>(cases), static_cast<unsigned long long>(claims),
       static_cast<unsigned long long>(claimed), static_cast<unsigned long long>(taken),
       static_cast<unsigned long long>(releases), static_cast<unsigned long long>(released),
-      failures);
+      static_cast<unsigned long long>(picks), static_cast<unsigned long long>(stale), failures);
   return failures == 0 ? 0 : 1;
 }

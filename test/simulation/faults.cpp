@@ -9,20 +9,21 @@ namespace snowflake::sim {
 
 const char* fault_name(int fault) {
   static const char* const names[kFaultKinds] = {
-      "crash",  "restart",    "step-forward", "step-back", "slew",      "partition",
-      "outage", "lost-reply", "late-message", "stall",     "promotion", "restore"};
+      "crash",      "restart",      "step-forward", "step-back", "slew",    "partition", "outage",
+      "lost-reply", "late-message", "stall",        "promotion", "restore", "clone"};
   return fault >= 0 && fault < kFaultKinds ? names[fault] : "?";
 }
 
 namespace {
 
-const char* const kMutantNames[] = {"none",           "no-floor",      "no-durable",   "no-confirm",
-                                    "no-floor-check", "no-cap-report", "stale-release"};
+const char* const kMutantNames[] = {"none",          "no-floor",       "no-durable",
+                                    "no-confirm",    "no-floor-check", "no-cap-report",
+                                    "stale-release", "no-token"};
 
 }  // namespace
 
 bool parse_mutant(const std::string& name, Mutant* mutant) {
-  for (int i = 0; i < 7; i++) {
+  for (int i = 0; i < static_cast<int>(sizeof(kMutantNames) / sizeof(kMutantNames[0])); i++) {
     if (name == kMutantNames[i]) {
       *mutant = static_cast<Mutant>(i);
       return true;
@@ -57,7 +58,10 @@ void World::inject_fault() {
   const bool up = node.up;
   switch (fault) {
     case kCrash:
+      // Every process killed; half the time a backend's crash only, after
+      // which the postmaster reinitializes (its token stays).
       if (!up) return;
+      node.same_postmaster = rng_.chance(0.5);
       stop(node);
       schedule(rng_.range(100000, 3000000), EventKind::kStart, node.index, 0, 0, 0);
       break;
@@ -125,6 +129,24 @@ void World::inject_fault() {
       schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
                node.storage_bound);
       break;
+    case kClone: {
+      // Its data directory as a snapshot has it (the durable bound), started
+      // beside the running original by another postmaster: a clone in the
+      // same place, or a restored backup that ended recovery on a new
+      // timeline elsewhere. It runs for a while, then is stopped for good.
+      if (!up) return;
+      const bool restored = rng_.chance(0.5);
+      Node& copy = add_node(node.configured, node.self.system_identifier,
+                            node.self.timeline + (restored ? 1 : 0),
+                            restored ? node.self.host + "r" : node.self.host);
+      active_.pop_back();  // faults do not hit it: it only runs beside the original
+      copy.clone_of = node.index;
+      copy.storage_bound = node.storage_bound;
+      figures_.clones++;
+      schedule(rng_.range(0, 1000000), EventKind::kStart, copy.index, 0, 0, 0);
+      schedule(rng_.range(lease_us_, 6 * lease_us_), EventKind::kZombieDeath, copy.index, 0, 0, 0);
+      break;
+    }
     default:
       return;
   }

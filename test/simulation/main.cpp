@@ -26,7 +26,7 @@ namespace {
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
                "  [--automatic SHARE]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
-               "   stale-release]\n"
+               "   stale-release|no-token]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);
@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
     total.lost_races += figures.lost_races;
     total.automatic_takeovers += figures.automatic_takeovers;
     total.lost_identities += figures.lost_identities;
+    total.clones += figures.clones;
+    total.clone_takeovers += figures.clone_takeovers;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -160,6 +162,10 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(total.own_picks),
       static_cast<unsigned long long>(total.none_free),
       static_cast<unsigned long long>(total.lost_races));
+  std::printf(
+      "  clones and restored copies beside a running original: %llu (%llu took a row over)\n",
+      static_cast<unsigned long long>(total.clones),
+      static_cast<unsigned long long>(total.clone_takeovers));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

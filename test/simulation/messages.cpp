@@ -76,10 +76,17 @@ void World::registry_claim(size_t index) {
   Node& node = *nodes_[static_cast<size_t>(message.node)];
   if (now_ < outage_until_) return;
   registry_row::Row& row = rows_[static_cast<size_t>(message.identity)];
-  message.answer = registry_row::claim(row, message.claim, kStartUs + now_);
+  registry_row::ClaimRequest request = message.claim;
+  // The mutant: the claim before issue 37, whose same holder had no token.
+  if (config_.mutant == Mutant::kNoToken && row.exists &&
+      registry_row::relation(row.holder, request.self) == registry_row::Relation::kSuccessor &&
+      row.holder.timeline == request.self.timeline)
+    request.self.token = row.holder.token;
+  message.answer = registry_row::claim(row, request, kStartUs + now_);
   if (message.answer.taken) {
     figures_.takeovers++;
     if (message.picked) figures_.automatic_takeovers++;
+    if (node.clone_of >= 0) figures_.clone_takeovers++;
   }
   reply(node, EventKind::kWorkerReply, message.incarnation, index);
 }
@@ -144,7 +151,12 @@ void World::registry_release(size_t index) {
   // The mutant: the release statement before issue 29 (any row of the holder).
   const int64_t renewed_at =
       config_.mutant == Mutant::kStaleRelease ? row.renewed_at_us : message.renewed_at_us;
-  (void)registry_row::release(row, message.claim.self, renewed_at, message.release_ms);
+  registry_row::Holder self = message.claim.self;
+  if (config_.mutant == Mutant::kNoToken && row.exists &&
+      registry_row::relation(row.holder, self) == registry_row::Relation::kSuccessor &&
+      row.holder.timeline == self.timeline)
+    self.token = row.holder.token;
+  (void)registry_row::release(row, self, renewed_at, message.release_ms);
 }
 
 }  // namespace snowflake::sim

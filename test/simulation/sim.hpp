@@ -26,6 +26,9 @@ enum Fault : int {
   kStall,        // a backend pauses between its steps, up to leases
   kPromotion,    // the node's standby (its replayed bound) is promoted
   kRestore,      // a restore without pg_snowflake/, then the operator's bound
+  kClone,        // a copy of the node started beside it: a clone (the same system,
+                 // timeline, host and data directory) or a restored backup (a later
+                 // timeline, elsewhere); another postmaster, so another token
   kFaultKinds
 };
 const char* fault_name(int fault);
@@ -39,6 +42,8 @@ enum class Mutant {
   kNoFloorCheck,  // after reserving, the floor not checked (before issue 29)
   kNoCapReport,   // a renewal may report less than its cap (before issue 29)
   kStaleRelease,  // the release matches any row of the holder (before issue 29)
+  kNoToken,       // the same holder without the token: the same system, timeline,
+                  // host and data directory (before issue 37)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -72,6 +77,8 @@ struct Figures {
   uint64_t lost_races = 0;           // claims after a pick that another node won
   uint64_t automatic_takeovers = 0;  // claims after a pick that took a row over
   uint64_t lost_identities = 0;      // picks that passed over the node's own live row
+  uint64_t clones = 0;               // clones and restored copies started beside their original
+  uint64_t clone_takeovers = 0;      // ... that took a row over
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

@@ -107,6 +107,11 @@ int64_t World::step_delay(Node& node) {
 void World::start(Node& node) {
   node.incarnation++;
   node.up = true;
+  // A new postmaster: a new token (view.cpp), never 0; the same postmaster
+  // reinitializing after a crash keeps its own.
+  if (!node.same_postmaster || node.self.token == 0)
+    node.self.token = static_cast<int64_t>(rng_.next() >> 1) | 1;
+  node.same_postmaster = false;
   node.state = std::make_unique<GeneratorState>();
   node.generator = std::make_unique<Generator>(*node.state, layout_);
   if (node.bound_known) node.generator->restore(node.storage_bound);

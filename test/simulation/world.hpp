@@ -51,6 +51,10 @@ struct Node {
   bool up = false;
   bool zombie = false;      // replaced by its promoted standby; dies soon
   bool bound_known = true;  // false after a restore without pg_snowflake/
+  int clone_of = -1;        // a clone or restored copy: the node it was copied from
+  // The next start is the same postmaster's reinitialization after a
+  // backend crashed (restart_after_crash): its token stays.
+  bool same_postmaster = false;
   std::unique_ptr<GeneratorState> state;
   std::unique_ptr<Generator> generator;
   int64_t storage_bound = 0;   // durable (state file, WAL)

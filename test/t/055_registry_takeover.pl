@@ -1,20 +1,27 @@
-# Takeovers by copies of a live node (issue 13, doc/registry.md "Takeovers"):
+# Takeovers by copies of a running node (issue 13, doc/registry.md "Takeovers"):
 # a point-in-time restore and a promoted pg_basebackup copy of a node have its
-# system identifier on a later timeline, like a promoted standby, so the
-# registry lets them take its identity over at once while the original still
-# issues IDs. They must start above a floor the original cannot reach under
-# its lease (the largest ids_before it reported), and the original is fenced at
-# its next renewal: zero duplicates between all three nodes.
+# system identifier on a later timeline, like a promoted standby. Since issue
+# 37 they take its identity over only once the original has stopped renewing
+# (its row stale: not renewed for two thirds of its lease), released it or
+# let it expire; here the original's registry worker is stopped (SIGSTOP)
+# while its backends still issue IDs under the lease they have, so the
+# takeover happens while the original still issues. The copies must start
+# above a floor the original cannot reach under its lease (the largest
+# ids_before it reported), and the original is fenced at its next renewal:
+# zero duplicates between all three nodes.
 #
 #  1. PITR restore (base backup + WAL archive, recovery_target_time, promoted)
-#     with snowflake.max_lead = 0: takes over at once, refuses with the
-#     takeover error (not "clock moved backwards") until its clock reaches the
-#     floor, then issues above it. The original is fenced.
+#     with snowflake.max_lead = 0: refused while the original renews; once the
+#     original's worker stops, takes over when the row is stale, refuses with
+#     the takeover error (not "clock moved backwards") until its clock reaches
+#     the floor, then issues above it. The original, its worker resumed, is
+#     fenced.
 #  2. The restored copy stops cleanly and releases its row (ids_before just
 #     above its last ID); once its lease has run out, the original takes the
 #     identity back, above the copy's IDs.
 #  3. A pg_basebackup copy promoted elsewhere, with snowflake.max_lead >= the
-#     lease: takes over and issues at once, ahead of its clock, above the floor.
+#     lease: once the original's worker stops again, takes over and issues at
+#     once, ahead of its clock, above the floor.
 #
 # On the code before the fix (88489f3), the copies issue at once with no floor
 # and both nodes issue the same IDs in the milliseconds they share.
@@ -33,6 +40,17 @@ my @registry_conf =
   ("snowflake.registry = '$conninfo'", "snowflake.registry_lease = '6s'");
 
 sub row { return SnowflakeTest::registry_row($registry, $DATACENTER, $WORKER, @_); }
+
+# Stops (STOP) or resumes (CONT) the node's registry worker: its backends go
+# on issuing under the lease they have, but it renews nothing.
+sub signal_worker
+{
+	my ($node, $signal) = @_;
+	my $pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowflake registry'");
+	kill $signal, $pid or die "kill $signal $pid: $!";
+	return;
+}
 
 sub row_ms
 {
@@ -91,14 +109,17 @@ recovery_target_action = 'promote'
 archive_mode = off
 snowflake.max_lead = 0
 });
-my $reported = row_ms('ids_before');
 $pitr->start;
 $pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the restored copy was not promoted';
 is($pitr->safe_psql('postgres', 'SELECT timeline_id FROM pg_control_checkpoint()'),
 	'2', 'restored copy: promoted to timeline 2');
+SnowflakeTest::wait_for_registry($pitr, "state = 'conflict'",
+	'restored copy: refused while the original renews');
+signal_worker($original, 'STOP');
+my $reported = row_ms('ids_before');
 SnowflakeTest::wait_for_registry($pitr, "state = 'held'",
-	'restored copy takes the identity over while the original holds it');
+	'restored copy takes the identity over once the original stopped renewing');
 like(row('host'), qr/:${\ $pitr->port }$/, 'registry row: the restored copy\'s');
 my $floor = row_ms('inherited_ids_before');
 ok(defined $floor && $floor ne '' && $floor >= $reported,
@@ -115,6 +136,7 @@ like($r->{detail}, qr/^IDs are issued from .* snowflake\.max_lead \(0 ms\)/,
 like($r->{hint}, qr/snowflake\.max_lead >= snowflake\.registry_lease/,
 	'restored copy: the hint names max_lead');
 
+signal_worker($original, 'CONT');
 SnowflakeTest::wait_for_registry($original, "state = 'conflict'",
 	'the original is fenced at its next renewal');
 my @results = SnowflakeTest::stop_writers($original, @original_writers);
@@ -158,12 +180,15 @@ archive_mode = off
 snowflake.max_lead = '1h'
 });
 $copy->start;
-$reported = row_ms('ids_before');
 $copy->promote;
 $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy was not promoted';
+SnowflakeTest::wait_for_registry($copy, "state = 'conflict'",
+	'copy: refused while the original renews');
+signal_worker($original, 'STOP');
+$reported = row_ms('ids_before');
 SnowflakeTest::wait_for_registry($copy, "state = 'held'",
-	'copy takes the identity over while the original holds it');
+	'copy takes the identity over once the original stopped renewing');
 $floor = row_ms('inherited_ids_before');
 cmp_ok($floor, '>=', $reported, 'copy: the floor is at least the original\'s ids_before');
 $r = SnowflakeTest::try_sql($copy,
@@ -171,6 +196,7 @@ $r = SnowflakeTest::try_sql($copy,
 ok($r->{ok}, 'copy with max_lead >= lease: issues at once') or diag $r->{stderr};
 my @copy_writers =
   SnowflakeTest::start_writers($copy, 2, batch => 20, first => 21);
+signal_worker($original, 'CONT');
 SnowflakeTest::wait_for_registry($original, "state = 'conflict'",
 	'the original is fenced again');
 @results = SnowflakeTest::stop_writers($original, @original_writers);

@@ -7,9 +7,12 @@
 # 1. A node in Sonyflake's layout, snowflake.worker_id = 300, claims machine
 #    300 in the registry and issues IDs below the ids_before it reports.
 # 2. A pg_basebackup copy of it, promoted, its clock 5 s behind and
-#    snowflake.max_lead above the lease: it takes the identity over at once
-#    and issues at once, every ID above every ID of the original (which is
-#    fenced) and of a unit that starts at or after the inherited floor.
+#    snowflake.max_lead above the lease: refused while the original renews
+#    (issue 37), it takes the identity over once the original's registry
+#    worker is stopped (its backends still issuing) and the row is stale, and
+#    issues at once, every ID above every ID of the original (which is fenced
+#    once its worker resumes) and of a unit that starts at or after the
+#    inherited floor.
 # 3. The copy stops cleanly: the ids_before it releases is the start of the
 #    unit after its last ID, exactly.
 use strict;
@@ -77,8 +80,14 @@ SnowflakeTest::start_node($copy);
 $copy->promote;
 $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy was not promoted';
+SnowflakeTest::wait_for_registry($copy, "state = 'conflict'",
+	'the copy is refused while the original renews');
+my $worker = $original->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowflake registry'");
+kill 'STOP', $worker;
 SnowflakeTest::wait_for_registry($copy, "state = 'held'",
-	'the copy takes machine 300 over while the original holds it');
+	'the copy takes machine 300 over once the original stopped renewing');
+kill 'CONT', $worker;
 my $floor = row_ms('inherited_ids_before');
 cmp_ok($floor, '>=', $reported, 'the floor is at least the original\'s ids_before');
 

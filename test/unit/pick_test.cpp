@@ -18,16 +18,19 @@ using automatic::Pick;
 using automatic::Range;
 using automatic::Row;
 
-// This node: system 7001, timeline 2, on pg-a:5432 in /data.
-const HolderText kSelf{"7001", 2, "pg-a:5432", "/data"};
-const HolderText kOther{"7002", 1, "pg-b:5432", "/data"};
+// This node: system 7001, timeline 2, on pg-a:5432 in /data, its postmaster's token 11.
+const HolderText kSelf{"7001", 2, "pg-a:5432", "/data", 11};
+const HolderText kOther{"7002", 1, "pg-b:5432", "/data", 12};
 
-Row row(int datacenter_id, int worker_id, const HolderText& holder, bool live) {
+Row row(int datacenter_id, int worker_id, const HolderText& holder, bool live,
+        bool released = false, bool stale = false) {
   Row result;
   result.datacenter_id = datacenter_id;
   result.worker_id = worker_id;
   result.holder = holder;
   result.live = live;
+  result.released = released;
+  result.stale = stale;
   return result;
 }
 
@@ -84,29 +87,57 @@ TEST(Pick, MyExpiredRowWhenNoneOfMineIsLive) {
   expect_identity(pick(range(0, 0, 31), {row(0, 7, kSelf, false), row(0, 8, kSelf, false)}), 0, 7);
 }
 
-TEST(Pick, AnEarlierTimelineOfMySystemIsMine) {
-  // A promoted standby (or a restore) finds its primary's row, live or not,
-  // elsewhere: the claim that follows is a takeover above the floor.
-  const HolderText primary{"7001", 1, "pg-primary:5432", "/elsewhere"};
-  expect_identity(pick(range(0, 0, 31), {row(0, 4, primary, true)}), 0, 4);
-  EXPECT_TRUE(automatic::is_mine(kSelf, primary));
+TEST(Pick, AnEarlierTimelineOfMySystemIsMineOnceItsHolderStopped) {
+  // A promoted standby (or a restore) finds its primary's row elsewhere: it
+  // is this node's to take once the primary released it (a switchover),
+  // stopped renewing it (stale: a failover) or its lease expired; the claim
+  // that follows is a takeover above the floor.
+  const HolderText primary{"7001", 1, "pg-primary:5432", "/elsewhere", 5};
+  for (const Row& gone : {row(0, 4, primary, true, true, false),
+                          row(0, 4, primary, true, false, true), row(0, 4, primary, false)}) {
+    expect_identity(pick(range(0, 0, 31), {gone}), 0, 4);
+    EXPECT_TRUE(automatic::is_mine(kSelf, gone));
+  }
+  // While the primary renews, it is not: a restored copy of a running node
+  // picks another identity.
+  const Row renewing = row(0, 0, primary, true);
+  EXPECT_FALSE(automatic::is_mine(kSelf, renewing));
+  expect_identity(pick(range(0, 0, 31), {renewing}), 0, 1);
 }
 
 TEST(Pick, ALaterTimelineOfMySystemIsNotMine) {
-  // The old primary after its standby was promoted: the row is the standby's.
-  const HolderText promoted{"7001", 3, "pg-a:5432", "/data"};
-  EXPECT_FALSE(automatic::is_mine(kSelf, promoted));
-  expect_identity(pick(range(0, 0, 31), {row(0, 0, promoted, true)}), 0, 1);
+  // The old primary after its standby was promoted: the row is the standby's,
+  // whatever its state.
+  const HolderText promoted{"7001", 3, "pg-a:5432", "/data", 11};
+  EXPECT_FALSE(automatic::is_mine(kSelf, row(0, 0, promoted, true, true, true)));
+  expect_identity(pick(range(0, 0, 31), {row(0, 0, promoted, true, true, true)}), 0, 1);
+}
+
+TEST(Pick, MyPlaceWithAnotherTokenIsMineOnlyOnceReleasedOrStale) {
+  // The same system, timeline, host and data directory from another
+  // postmaster: this node restarted (its row released at the clean shutdown,
+  // or stale after a crash), or a clone of a running node (its original
+  // renews). A clone picks another identity.
+  const HolderText earlier{"7001", 2, "pg-a:5432", "/data", 99};
+  EXPECT_FALSE(automatic::is_mine(kSelf, row(0, 3, earlier, true)));
+  expect_identity(pick(range(0, 0, 31), {row(0, 0, earlier, true)}), 0, 1);
+  expect_identity(pick(range(0, 0, 31), {row(0, 3, earlier, true, true, false)}), 0, 3);
+  expect_identity(pick(range(0, 0, 31), {row(0, 3, earlier, true, false, true)}), 0, 3);
+  expect_identity(pick(range(0, 0, 31), {row(0, 3, earlier, false)}), 0, 3);
+  // A row of 1.6 or earlier has no token (0): the same.
+  const HolderText untokened{"7001", 2, "pg-a:5432", "/data", 0};
+  EXPECT_FALSE(automatic::is_mine(kSelf, row(0, 3, untokened, true)));
 }
 
 TEST(Pick, TheSameTimelineElsewhereIsNotMine) {
-  // A clone of the data directory: same system and timeline, another host
-  // or data directory. It waits for the lease like any other node.
-  const HolderText other_host{"7001", 2, "pg-c:5432", "/data"};
-  const HolderText other_directory{"7001", 2, "pg-a:5432", "/data2"};
-  EXPECT_FALSE(automatic::is_mine(kSelf, other_host));
-  EXPECT_FALSE(automatic::is_mine(kSelf, other_directory));
-  EXPECT_TRUE(automatic::is_mine(kSelf, kSelf));
+  // A copy of the data directory: same system and timeline, another host or
+  // data directory. It waits for the lease like any other node, released or
+  // stale.
+  const HolderText other_host{"7001", 2, "pg-c:5432", "/data", 11};
+  const HolderText other_directory{"7001", 2, "pg-a:5432", "/data2", 11};
+  EXPECT_FALSE(automatic::is_mine(kSelf, row(0, 0, other_host, true, true, true)));
+  EXPECT_FALSE(automatic::is_mine(kSelf, row(0, 0, other_directory, true, true, true)));
+  EXPECT_TRUE(automatic::is_mine(kSelf, row(0, 0, kSelf, true)));
   expect_identity(
       pick(range(0, 0, 31), {row(0, 0, other_host, true), row(0, 1, other_directory, true)}), 0, 2);
   // Expired, they are free, like anyone's, and the lowest comes first.
@@ -114,8 +145,8 @@ TEST(Pick, TheSameTimelineElsewhereIsNotMine) {
 }
 
 TEST(Pick, AnotherSystemIsNeverMine) {
-  const HolderText older{"7002", 1, "pg-a:5432", "/data"};
-  EXPECT_FALSE(automatic::is_mine(kSelf, older));
+  const HolderText older{"7002", 1, "pg-a:5432", "/data", 11};
+  EXPECT_FALSE(automatic::is_mine(kSelf, row(0, 0, older, true, true, true)));
 }
 
 TEST(Pick, AFullRangeGivesNone) {

@@ -2,12 +2,22 @@
 // claim hands over to the new holder.
 //
 // Claims. One statement claims or renews a row: an upsert that succeeds only
-// if the row is free, expired (registry clock), or this node's own: the same
-// system identifier on a later timeline (a promoted standby; but also a
-// point-in-time restore or a promoted copy, which cannot be told apart) or on
-// the same timeline from the same host and data directory (the same holder:
-// renewing, or restarted). A clone of a data directory (same system identifier
-// and timeline, elsewhere) must wait for the lease to expire like any other
+// if the row is free, or expired (registry clock), or
+//   - the claimant is its holder: the same system identifier, timeline, host,
+//     data directory and token (the same running postmaster: view.cpp draws
+//     the token at its start), renewing; or
+//   - the claimant succeeds its holder (the same system identifier on a later
+//     timeline: a promoted standby, a restored backup, a promoted copy; or on
+//     the same timeline, host and data directory with another token: this
+//     node restarted, or a clone of it) and the holder has let go of it:
+//     released at a clean shutdown (kRelease), or stale, not renewed for two
+//     thirds of its lease (it renews every third, and retries every second).
+// So two running postmasters never pass for one holder, and a restored copy
+// or a clone of a live node is refused (a configured identity stays in
+// conflict and retries; an automatic one picks another identity) while the
+// original renews; a failover's promoted standby waits until the dead
+// primary's row is stale, a switchover's at once. A copy of a data directory
+// on the same timeline elsewhere waits for the lease to expire like any other
 // node. Lease times are the registry's now(), so node clocks do not matter.
 //
 // The rule that keeps a takeover apart, even from a holder that still runs.
@@ -91,11 +101,12 @@ void describe_self(Self* self) {
   copy_printable(self->host, sizeof(self->host), host);
   copy_printable(self->data_directory, sizeof(self->data_directory), DataDir);
   copy_printable(self->cluster_name, sizeof(self->cluster_name), cluster_name);
+  self->token = shared->token;
 }
 
 Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, ClaimResult* out,
             char* error) {
-  char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24];
+  char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24], token[24];
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
@@ -104,6 +115,7 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
   snprintf(
       window, sizeof(window), "%lld",
       static_cast<long long>(lease::window_ms(settings.registry_lease_ms, settings.max_lead_ms)));
+  snprintf(token, sizeof(token), "%lld", static_cast<long long>(self.token));
   const char* const parameters[] = {datacenter,
                                     work,
                                     self.system_identifier,
@@ -113,9 +125,10 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
                                     self.cluster_name,
                                     lease,
                                     ids_before,
-                                    window};
+                                    window,
+                                    token};
   out->sent_us = lease_clock_us();
-  PGresult* result = run(with_table(kClaim), 10, parameters, error);
+  PGresult* result = run(with_table(kClaim), 11, parameters, error);
   if (result == nullptr) return Claim::kFailed;
   if (PQntuples(result) != 1) {
     PQclear(result);
@@ -149,15 +162,7 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
   snprintf(workers, sizeof(workers), "%d", range.last_worker_id);
   const char* const parameters[] = {low, high, workers};
   *found = true;  // until the rows show every identity leased: a failed statement is no answer
-  PGresult* result =
-      run(with_table("SELECT datacenter_id, worker_id, system_identifier::text, timeline, host, "
-                     "data_directory,\n"
-                     "    expires_at >= now()\n"
-                     "  FROM {table}\n"
-                     "  WHERE datacenter_id BETWEEN $1::integer AND $2::integer\n"
-                     "    AND worker_id BETWEEN 0 AND $3::integer\n"
-                     "  ORDER BY datacenter_id, worker_id"),
-          3, parameters, error);
+  PGresult* result = run(with_table(kPick), 3, parameters, error);
   if (result == nullptr) return false;
 
   // Views of the result's text, which outlives the pick; in the round's memory context.
@@ -172,9 +177,12 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
     row.holder.host = PQgetvalue(result, i, 4);
     row.holder.data_directory = PQgetvalue(result, i, 5);
     row.live = strcmp(PQgetvalue(result, i, 6), "t") == 0;
+    row.holder.token = strtoll(PQgetvalue(result, i, 7), nullptr, 10);
+    row.released = strcmp(PQgetvalue(result, i, 8), "t") == 0;
+    row.stale = strcmp(PQgetvalue(result, i, 9), "t") == 0;
   }
   const automatic::HolderText me{self.system_identifier, self.timeline, self.host,
-                                 self.data_directory};
+                                 self.data_directory, self.token};
   const automatic::Pick choice = automatic::pick(range, me, rows, static_cast<size_t>(count));
   pfree(rows);
   PQclear(result);
@@ -218,17 +226,18 @@ void apply_inherited(const ClaimResult& result, View* target) {
 
 bool release_row(const Self& self, int datacenter_id, int worker_id, TimestampTz renewed_at,
                  int64_t ids_before, bool* released, char* error) {
-  char datacenter[16], work[16], timeline[24], before[24], renewed[24];
+  char datacenter[16], work[16], timeline[24], before[24], renewed[24], token[24];
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
   snprintf(before, sizeof(before), "%lld", static_cast<long long>(ids_before));
   snprintf(renewed, sizeof(renewed), "%lld",
            static_cast<long long>(renewed_at + kPostgresEpochUnixMs * 1000));
+  snprintf(token, sizeof(token), "%lld", static_cast<long long>(self.token));
   const char* const parameters[] = {datacenter, work,      self.system_identifier,
                                     timeline,   self.host, self.data_directory,
-                                    before,     renewed};
-  PGresult* result = run(with_table(kRelease), 8, parameters, error);
+                                    before,     renewed,   token};
+  PGresult* result = run(with_table(kRelease), 9, parameters, error);
   if (result == nullptr) return false;
   *released = strcmp(PQcmdTuples(result), "1") == 0;
   PQclear(result);

@@ -17,6 +17,7 @@ struct Self {
   char host[kHostSize];
   char data_directory[MAXPGPATH];
   char cluster_name[NAMEDATALEN];
+  int64 token;  // this postmaster's (view.cpp)
 };
 
 void describe_self(Self* self);
@@ -52,9 +53,9 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
 void apply_inherited(const ClaimResult& result, View* view);
 
 // At shutdown: sets this node's row's ids_before to `ids_before` (ms since
-// 1970), if the row is still this node's as renewed at `renewed_at` (the
-// last renewal the worker saw accepted). false with the reason in `error` if
-// the statement failed; else *released says whether it applied.
+// 1970) and marks it released, if the row is still this postmaster's as
+// renewed at `renewed_at` (the last renewal the worker saw accepted). false with the reason in
+// `error` if the statement failed; else *released says whether it applied.
 bool release_row(const Self& self, int datacenter_id, int worker_id, TimestampTz renewed_at,
                  int64_t ids_before, bool* released, char* error);
 

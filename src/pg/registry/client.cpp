@@ -7,9 +7,12 @@
 // (absorb_interrupts(), worker.cpp): a ProcSignalBarrier is absorbed at once,
 // and a query cancel ends the request in flight.
 //
-// The table. It is resolved once per connection through the connection's
-// search_path (see connect_registry()), and every statement names it with its
-// schema, whatever the search_path does later.
+// The table and the search_path. The table is resolved once per connection
+// through the connection's search_path, among the schemas and tables the
+// registry may trust (see connect_registry()); the session's search_path is
+// then pinned to pg_catalog, and every statement names the table with its
+// schema. No function or operator another role planted in a schema of the
+// path runs in the worker's session.
 #include "client.hpp"
 #include "statements.hpp"
 
@@ -173,13 +176,20 @@ PGresult* run(const char* sql, int count, const char* const* parameters, char* e
   return result;
 }
 
-// Connects, bounds the registry's statement and lock waits, and resolves the
-// table once: the first schema of the connection's search_path that has
-// snowflake_registry (to_regclass), else it is created in the schema an
-// unqualified CREATE TABLE would use (current_schema(), the first schema of
-// the path that exists). A role without CREATE never gets that far if an
-// administrator created it. Every later statement names the table with that
-// schema.
+// Connects, bounds the registry's statement and lock waits, pins the
+// session's search_path to pg_catalog and resolves the table. Only the first
+// statement runs under the connection's own search_path (options=-csearch_path=
+// in snowflake.registry, or the role's or database's): it names pg_catalog's
+// functions with their schema, has no operator, and reads the path's schemas
+// (current_schemas). Under pg_catalog alone then, the table is the first
+// snowflake_registry of those schemas that the registry may trust: its schema
+// and its owner each the registry's role (current_user), the database's owner
+// (pg_database_owner too) or a superuser. A table of that name that another
+// role planted, in a schema of its own that the path finds first (one named
+// after the registry's role: "$user"), is never used. With none, it is created
+// in the first trusted schema of the path. A table of 1.6 or earlier gets the
+// columns of 1.7, if this role may (it owns it), else the error says what its
+// owner must run. Every later statement names the table with its schema.
 bool connect_registry(char* error) {
   char timeout_seconds[16];
   snprintf(timeout_seconds, sizeof(timeout_seconds), "%d", (request_timeout_ms() + 999) / 1000);
@@ -217,39 +227,132 @@ bool connect_registry(char* error) {
 
   char timeout[32];
   snprintf(timeout, sizeof(timeout), "%dms", request_timeout_ms());
-  const char* const parameters[] = {timeout, kTable};
-  PGresult* result = run(
-      "SELECT pg_catalog.set_config('statement_timeout', $1, false),\n"
-      "    pg_catalog.set_config('lock_timeout', $1, false),\n"
-      "    (SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)\n"
-      "       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\n"
-      "       WHERE c.oid = pg_catalog.to_regclass($2)),\n"
-      "    pg_catalog.quote_ident(pg_catalog.current_schema()) || '.' || $2",
-      2, parameters, error);
+  const char* const timeouts[] = {timeout};
+  PGresult* result =
+      run("SELECT pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, false),\n"
+          "    pg_catalog.set_config('lock_timeout', $1::pg_catalog.text, false),\n"
+          "    pg_catalog.current_schemas(false)",
+          1, timeouts, error);
   if (result == nullptr) {
     disconnect();
     return false;
   }
-  const bool exists = PQntuples(result) == 1 && !PQgetisnull(result, 0, 2);
-  const bool creatable = PQntuples(result) == 1 && !PQgetisnull(result, 0, 3);
-  if (exists || creatable)
-    strlcpy(client.table, PQgetvalue(result, 0, exists ? 2 : 3), sizeof(client.table));
+  char* schemas = pstrdup(PQntuples(result) == 1 ? PQgetvalue(result, 0, 2) : "{}");
   PQclear(result);
-  if (!exists && !creatable) {
+  result =
+      run("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)", 0, nullptr, error);
+  if (result == nullptr) {
+    disconnect();
+    return false;
+  }
+  PQclear(result);
+
+  // Tables of the name in the path's schemas (kind 1), then the schemas
+  // (kind 2), in the path's order; whether each is trusted, and its owner.
+  const char* const names[] = {schemas, kTable};
+  result = run(
+      "WITH path AS (\n"
+      "  SELECT n.oid, n.nspname, n.nspowner, p.position\n"
+      "    FROM unnest($1::name[]) WITH ORDINALITY AS p(name, position)\n"
+      "    JOIN pg_namespace n ON n.nspname = p.name),\n"
+      "trusted AS (\n"
+      "  SELECT oid FROM pg_roles WHERE rolsuper OR rolname = current_user\n"
+      "  UNION ALL SELECT datdba FROM pg_database WHERE datname = current_database()\n"
+      "  UNION ALL SELECT to_regrole('pg_database_owner')::oid)\n"
+      "SELECT 1, path.position,\n"
+      "    quote_ident(path.nspname::text) || '.' || quote_ident(c.relname::text),\n"
+      "    path.nspowner IN (SELECT oid FROM trusted) AND c.relowner IN (SELECT oid FROM "
+      "trusted),\n"
+      "    pg_get_userbyid(path.nspowner)::text || ', ' || pg_get_userbyid(c.relowner)::text\n"
+      "  FROM path JOIN pg_class c ON c.relnamespace = path.oid AND c.relname = $2::name\n"
+      "UNION ALL\n"
+      "SELECT 2, path.position, quote_ident(path.nspname::text) || '.' || quote_ident($2::text),\n"
+      "    path.nspowner IN (SELECT oid FROM trusted), pg_get_userbyid(path.nspowner)::text\n"
+      "  FROM path\n"
+      "ORDER BY 1, 2",
+      2, names, error);
+  pfree(schemas);
+  if (result == nullptr) {
+    disconnect();
+    return false;
+  }
+  int table = -1, ignored = -1, schema = -1;
+  for (int i = 0; i < PQntuples(result); i++) {
+    const bool is_table = strcmp(PQgetvalue(result, i, 0), "1") == 0;
+    const bool trusted = strcmp(PQgetvalue(result, i, 3), "t") == 0;
+    if (is_table && trusted && table < 0) table = i;
+    if (is_table && !trusted && table < 0 && ignored < 0) ignored = i;
+    if (!is_table && trusted && schema < 0) schema = i;
+  }
+  if (ignored >= 0 && table >= 0) {
+    ereport(LOG, (errmsg("snowflake registry: ignoring the table %s, earlier in the registry's "
+                         "search_path than %s",
+                         PQgetvalue(result, ignored, 2), PQgetvalue(result, table, 2)),
+                  errdetail("Its schema and its owner (%s) are not all the registry's role, the "
+                            "database's owner or a superuser: another role may have planted it.",
+                            PQgetvalue(result, ignored, 4))));
+  } else if (ignored >= 0) {
+    char ignored_text[2 * NAMEDATALEN * 2 + 8], owners[2 * NAMEDATALEN + 8];
+    strlcpy(ignored_text, PQgetvalue(result, ignored, 2), sizeof(ignored_text));
+    strlcpy(owners, PQgetvalue(result, ignored, 4), sizeof(owners));
+    PQclear(result);
+    snprintf(error, kErrorSize,
+             "the registry table %s is not used: its schema's and its owners (%s) are not all the "
+             "registry's role, the database's owner or a superuser; have one of them own the "
+             "schema and the table",
+             ignored_text, owners);
+    disconnect();
+    return false;
+  }
+  if (table >= 0 || schema >= 0)
+    strlcpy(client.table, PQgetvalue(result, table >= 0 ? table : schema, 2), sizeof(client.table));
+  PQclear(result);
+  if (table < 0 && schema < 0) {
     snprintf(error, kErrorSize,
              "the registry has no table %s in the search_path, and no schema in the search_path "
-             "to create it in",
+             "to create it in (owned by the registry's role, the database's owner or a superuser)",
              kTable);
     disconnect();
     return false;
   }
-  if (!exists) {
+  if (table < 0) {
     result = run(with_table(kCreateTable), 0, nullptr, error);
     if (result == nullptr) {
       disconnect();
       return false;
     }
     PQclear(result);
+  }
+
+  // A table of 1.6 or earlier: the columns of 1.7.
+  const char* const qualified[] = {client.table};
+  result =
+      run("SELECT count(*) FROM pg_attribute\n"
+          "  WHERE attrelid = $1::regclass::oid AND attname IN ('token', 'released') AND NOT "
+          "attisdropped",
+          1, qualified, error);
+  if (result == nullptr) {
+    disconnect();
+    return false;
+  }
+  const bool complete = strcmp(PQgetvalue(result, 0, 0), "2") == 0;
+  PQclear(result);
+  if (!complete) {
+    result = run(with_table(kAddColumns), 0, nullptr, error);
+    if (result == nullptr) {
+      char reason[kErrorSize];
+      strlcpy(reason, error, sizeof(reason));
+      snprintf(error, kErrorSize,
+               "the registry table %s has no columns token and released (it was made by snowflake "
+               "1.6 or earlier) and this role may not add them; as its owner, run: %s (%s)",
+               client.table, with_table(kAddColumns), reason);
+      disconnect();
+      return false;
+    }
+    PQclear(result);
+    ereport(LOG, (errmsg("snowflake registry: added the columns token and released to the registry "
+                         "table %s",
+                         client.table)));
   }
   return true;
 }

@@ -25,26 +25,44 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
 
 [[noreturn]] void refuse_conflict(const View& view) {
   const Holder& other = view.other;
-  const bool same_system = strcmp(other.system_identifier, view.mine.system_identifier) == 0;
-  ereport(ERROR,
-          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-           errmsg("snowflake identity datacenter_id %d, worker_id %d is held by another node",
-                  view.datacenter_id, view.worker_id),
-           errdetail("The registry shows it held by %s (data directory %s, system identifier %s, "
-                     "timeline %lld) since %s, its lease running until %s; this node has system "
-                     "identifier %s, timeline %lld.",
-                     other.host, other.data_directory, other.system_identifier,
-                     static_cast<long long>(other.timeline), registry_time(other.claimed_at),
-                     registry_time(other.expires_at), view.mine.system_identifier,
-                     static_cast<long long>(view.mine.timeline)),
-           same_system
-               ? errhint("The other node has this node's system identifier on a later timeline: "
-                         "a standby was promoted in this node's place. Stop this node, or rebuild "
-                         "it as a standby of the new primary.")
-               : errhint("Give one of the two nodes another snowflake.worker_id, or leave "
-                         "snowflake.worker_id unset to lease a free identity. If the other node "
-                         "is gone for good, this node takes the identity over once its lease "
-                         "expires.")));
+  const Holder& mine = view.mine;
+  const bool same_system = strcmp(other.system_identifier, mine.system_identifier) == 0;
+  const bool same_place = same_system && other.timeline == mine.timeline &&
+                          strcmp(other.host, mine.host) == 0 &&
+                          strcmp(other.data_directory, mine.data_directory) == 0;
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+       errmsg("snowflake identity datacenter_id %d, worker_id %d is held by another node",
+              view.datacenter_id, view.worker_id),
+       errdetail("The registry shows it held by %s (data directory %s, system identifier %s, "
+                 "timeline %lld) since %s, its lease running until %s; this node has system "
+                 "identifier %s, timeline %lld.",
+                 other.host, other.data_directory, other.system_identifier,
+                 static_cast<long long>(other.timeline), registry_time(other.claimed_at),
+                 registry_time(other.expires_at), view.mine.system_identifier,
+                 static_cast<long long>(view.mine.timeline)),
+       same_place ? errhint("Another running server started from this data directory holds it: the "
+                            "same system identifier, timeline, host, port and data directory, but "
+                            "another postmaster (a clone of this machine or volume, or a copy "
+                            "started under the same names). Stop one of the two. If the other is "
+                            "gone without a clean shutdown, this node takes the identity over once "
+                            "its row has not been renewed for two thirds of its lease.")
+       : same_system && other.timeline > mine.timeline
+           ? errhint("The other node has this node's system identifier on a later timeline: "
+                     "a standby was promoted in this node's place. Stop this node, or rebuild "
+                     "it as a standby of the new primary.")
+       : same_system && other.timeline < mine.timeline
+           ? errhint("This node continues the timeline of the node that holds it, which still "
+                     "renews its lease: this node is a restored backup or a copy of a running "
+                     "node (or a standby promoted while its primary runs). Point its "
+                     "snowflake.registry elsewhere or give it another snowflake.worker_id; if "
+                     "the other node is gone, this node takes the identity over once its row "
+                     "has not been renewed for two thirds of its lease.")
+           : errhint("Give one of the two nodes another snowflake.worker_id, or leave "
+                     "snowflake.worker_id unset to lease a free identity. If the other node "
+                     "is gone for good, this node takes the identity over once its lease "
+                     "expires.")));
   pg_unreachable();
 }
 

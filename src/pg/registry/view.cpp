@@ -1,5 +1,16 @@
 // The registry's shared memory: one View of this node's lease, written by the
-// registry worker and read by every backend.
+// registry worker and read by every backend; and this postmaster's token.
+//
+// The token. Every claim carries it, and the registry takes a claimant for
+// the row's holder (renewing) only with the same token as well as the same
+// system identifier, timeline, host and data directory
+// (src/core/registry_row.hpp): two running postmasters of one data directory
+// (a clone of a machine or a volume, started under the same names) never
+// pass for one holder. It is drawn (pg_strong_random) once per postmaster, at
+// its first shared-memory initialization, and kept in the postmaster's memory,
+// so a reinitialization after a backend crashed (restart_after_crash: the
+// same postmaster, its generator restored from the durable bound) keeps it;
+// a new postmaster draws a new one. 0 means none (a row written by 1.6).
 //
 // Who writes what. The "snowflake registry" worker (worker.cpp) is the only
 // writer of the View; backends only read it (lease.cpp, status.cpp), and never
@@ -28,6 +39,22 @@ namespace {
 shmem_request_hook_type previous_request_hook = nullptr;
 shmem_startup_hook_type previous_startup_hook = nullptr;
 
+// In the postmaster, which keeps it across reinitializations.
+int64 postmaster_token = 0;
+
+int64 draw_token() {
+  uint64 value = 0;
+  while (value == 0) {
+    if (!pg_strong_random(&value, sizeof(value))) {
+      // No source of randomness (cannot happen on a supported platform): the
+      // start time and process are unique enough to tell postmasters apart.
+      value = static_cast<uint64>(GetCurrentTimestamp()) * UINT64CONST(0x9E3779B97F4A7C15) ^
+              static_cast<uint64>(PostmasterPid);
+    }
+  }
+  return static_cast<int64>(value);
+}
+
 void request_hook() {
   if (previous_request_hook) previous_request_hook();
   RequestAddinShmemSpace(MAXALIGN(sizeof(SharedRegistry)));
@@ -42,6 +69,8 @@ void startup_hook() {
   if (!found) {
     pg_atomic_init_u32(&shared->changecount, 0);
     ConditionVariableInit(&shared->changed);
+    if (postmaster_token == 0) postmaster_token = draw_token();
+    shared->token = postmaster_token;
     reset_view(&shared->view, settings.registry_configured ? State::kStarting : State::kDisabled);
   }
   LWLockRelease(AddinShmemInitLock);

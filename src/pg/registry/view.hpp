@@ -93,6 +93,9 @@ inline lease::Grant grant_of(const View& view, bool current) {
 struct SharedRegistry {
   pg_atomic_uint32 changecount;  // odd while the worker writes `view`
   ConditionVariable changed;     // broadcast after every write
+  // This postmaster's token (view.cpp): drawn when it starts, never 0, the
+  // same after its reinitialization following a crashed backend.
+  int64 token;
   View view;
 };
 

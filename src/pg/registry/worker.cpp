@@ -34,12 +34,14 @@
 // Release. On a clean shutdown (SIGTERM) the worker publishes "released" (no
 // backend returns another ID: each reads the View after its reservation, with
 // a full barrier between), then reads last_id, and sets the row's ids_before
-// to 1 ms above that ID's timestamp (bounded by a second), if the row is still
-// as the last renewal the worker saw left it (a release that reaches the
-// registry late, after a restart's claim, changes nothing). A standby promoted
-// in a planned switchover then finds a floor already past. The lease is left
-// to run, so a restart within it keeps the identity and other nodes (another
-// system identifier, the same timeline) still wait for it.
+// to 1 ms above that ID's timestamp and marks it released (bounded by a
+// second), if the row is still this postmaster's as the last renewal the
+// worker saw left it (a release that reaches the registry late, after a
+// restart's claim, changes nothing). A standby promoted in a planned
+// switchover, or this node restarted (a new postmaster, so a new token), then
+// takes the row at once and finds a floor already past. The lease is left to
+// run, so other nodes (another system identifier, or the same timeline
+// elsewhere) still wait for it.
 #include <algorithm>
 
 #include "../../core/lease.hpp"
@@ -181,6 +183,8 @@ void record_conflict(const Self& self, int datacenter_id, int worker_id,
   view.other = result.row;
   strlcpy(view.mine.system_identifier, self.system_identifier, sizeof(view.mine.system_identifier));
   view.mine.timeline = self.timeline;
+  strlcpy(view.mine.host, self.host, sizeof(view.mine.host));
+  strlcpy(view.mine.data_directory, self.data_directory, sizeof(view.mine.data_directory));
   worker.next_attempt_us = lease::retry_at_us(lease_clock_us(), lease_us());
 }
 
@@ -334,7 +338,8 @@ void release() {
     ereport(LOG, (errmsg("snowflake registry: released datacenter_id %d, worker_id %d",
                          datacenter_id, worker_id),
                   errdetail("The registry row now says this node's IDs run up to %s; a standby "
-                            "promoted in its place issues at once. The lease runs on.",
+                            "promoted in its place, or this node restarted, takes it over and "
+                            "issues at once. The lease runs on for other nodes.",
                             timestamp_text(timestamptz_from_unix_ms(ids_before)))));
   }
 }
