@@ -70,6 +70,8 @@ cmp_ok($state // 0, '>', $highest,
 # A standby restarting before its promotion keeps the bound; the IDs the
 # primary issues after that reach it only through the records it replays.
 SnowflakeTest::restart_node($standby);
+# Past the bound the standby read at its restart (a durable interval, 1 s).
+sleep 3;
 is(write_ids($primary, 2, 20, 16), 0, 'the primary issues IDs after the standby restarted');
 $highest = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $primary->wait_for_catchup($standby);
