@@ -25,7 +25,8 @@
 #    pg_upgrade; the same when the tried-out cluster did not preload the
 #    library during pg_upgrade. With the old state file placed as
 #    pg_snowflake/given before pg_upgrade (as Debian's pg_upgradecluster hook
-#    does), it issues above the old IDs at once.
+#    does), it issues above the old IDs at once. A data directory whose own
+#    bound is unknown gives no bound to another (snowflake_restore_bound).
 use strict;
 use warnings FATAL => 'all';
 
@@ -261,6 +262,12 @@ ok($hooked->log_contains(qr/took the bound in pg_snowflake\/given/),
 ok(!-e $hooked->data_dir . '/pg_snowflake/given' && !-e $hooked->data_dir . '/pg_snowflake/unknown',
 	'hooked: into the state file, and no mark is left');
 issues_above_ok($hooked, 'hooked');
+# The tried-out cluster's state file does not cover the data pg_upgrade
+# brought it: no bound to give another node.
+$r = SnowflakeTest::try_sql($hooked,
+	"SELECT snowflake_restore_bound('" . $unpreloaded->data_dir . "')", dbname => 'shop');
+is($r->{sqlstate}, '55000', 'a data directory whose own bound is unknown gives no bound (55000)');
+like($r->{message} // '', qr/is unknown too/, 'saying its bound is unknown too');
 $hooked->stop;
 
 done_testing();

@@ -265,6 +265,17 @@ uint64_t read_other_state_file(const char* data_directory) {
                     errhint("Name the data directory this one was upgraded or copied from. If that "
                             "one never issued IDs either, SELECT snowflake_set_bound(now()).")));
   }
+  // Its own bound unknown, its state file does not cover its data either.
+  snprintf(path, sizeof(path), "%s/%s", data_directory, kUnknownPath);
+  if (access(path, F_OK) == 0) {
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("the bound in data directory \"%s\" is unknown too", data_directory),
+             errdetail("It has \"%s\": its state file does not cover every ID its data may hold.",
+                       path),
+             errhint("Give this node the time of the last ID either may have issued: SELECT "
+                     "snowflake_set_bound('...').")));
+  }
   return file.id_bound;
 }
 
