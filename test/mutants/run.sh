@@ -7,7 +7,7 @@
 # installed into a PostgreSQL of the layer's own (scripts/private-postgresql.sh),
 # so the normal build stays installed for the other layers.
 #
-#   test/mutants/run.sh                 a sample (MUTANTS_SAMPLE, default 6;
+#   test/mutants/run.sh                 a sample (MUTANTS_SAMPLE, default 4;
 #                                       MUTANTS_SEED, default: the day of the
 #                                       year, so successive runs cover the list)
 #   test/mutants/run.sh --all           every mutant (doc/mutants.md has the
@@ -25,7 +25,7 @@ arguments=()
 case ${1:-} in
     --list) exec python3 test/mutants/run.py --tree . --pg-config "$PG_CONFIG" --list ;;
     --all) shift ;;
-    "") arguments=(--sample "${MUTANTS_SAMPLE:-6}" --seed "${MUTANTS_SEED:-$((10#$(date +%j)))}") ;;
+    "") arguments=(--sample "${MUTANTS_SAMPLE:-4}" --seed "${MUTANTS_SEED:-$((10#$(date +%j)))}") ;;
 esac
 
 work=$ROOT/build/mutants
