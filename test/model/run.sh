@@ -19,6 +19,11 @@
 #              only the bounds of the mutants that need those faults
 #   LIVE       the same file: a node with a good clock and a reachable
 #              registry eventually issues (an LTL property, weak fairness)
+#   ORIGIN     test/model/origin.pml: the bound's origin: state file, marks,
+#              vouches, given; the check of the databases; creations and
+#              drops of the extension, copies without pg_snowflake/,
+#              pg_upgrade (tried-out new clusters, Debian's hook), restarts
+#              with and without the preload, the operator's bound
 # Prints states explored, depth, errors and seconds of each run.
 # doc/model.md says what each one bounds. MODEL_JOBS (default 2, the
 # machine's cores) is how many searches run at a time.
@@ -48,6 +53,8 @@ REG_2B_CRASH=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=0 -DMAXCRASH=
 # shellcheck disable=SC2034
 REG_2B_STEP=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=1 -DMAXCRASH=0 -DMAXLOST=0)
 # shellcheck disable=SC2034
+ORIGIN=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=2 -DMAXDDL=4)
+# shellcheck disable=SC2034
 LIVE=(registry.pml live -DLIVE -DLEASE=3 -DDRIFT=0 -DTMAX=3 -DMAXSTEPS=1 -DMAXCRASH=1 -DMAXLOST=0)
 
 # Each mutant: NAME CONFIGURATION [SPIN-DEFINES...] (the safeguard removed is
@@ -69,6 +76,16 @@ mutants=(
     "RELEASE_LATE REG_FAULT"
     "LIVE_UNREACHABLE LIVE -DMUTANT_LIVE_UNREACHABLE -DMAXLOST=1"
     "NO_CAS REG_2B"
+    "NO_MARKS ORIGIN -DMUTANT_NO_MARKS -DMAXUPG=0"
+    "MARKS_FORGOTTEN ORIGIN -DMUTANT_MARKS_FORGOTTEN -DMAXUPG=0"
+    "NO_UPGRADE_MARK ORIGIN"
+    "NO_DROP_MARK ORIGIN"
+    "DROP_MARK_LATE ORIGIN"
+    "VOUCH_ANY ORIGIN"
+    "GIVEN_ALONE ORIGIN"
+    "GIVEN_DESPITE_MARKS ORIGIN"
+    "DATA_WITHOUT_EXTENSION ORIGIN -DDATA_WITHOUT_EXTENSION"
+    "DROP_WITHOUT_PRELOAD ORIGIN -DDROP_WITHOUT_PRELOAD"
 )
 
 # check NAME FILE KIND SPIN-DEFINES...: prints "NAME: states, depth, errors,
@@ -110,7 +127,7 @@ throttle() {
     [ "$(jobs -rp | wc -l)" -lt "${MODEL_JOBS:-2}" ] || wait -n
 }
 
-configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
+configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
 status=0
 layer_start=$(date +%s)
 for config in "${configs[@]}"; do

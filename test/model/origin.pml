@@ -1,0 +1,436 @@
+/*
+ * The bound's origin: where a node's bound comes from when pg_snowflake/state
+ * is missing or does not cover the data, and what creations, drops, copies
+ * and pg_upgrade leave on disk. The ORIGIN configuration of
+ * test/model/run.sh; doc/model.md explains it and states what is bounded.
+ * Every step names the function in src/ it models (bound_origin.cpp,
+ * durable.cpp, state_file.cpp, bound_check.cpp, bound_wal.cpp). Where the
+ * model found a fault in today's rules, the default is the fix and today's
+ * behaviour the mutant named after the fault (GIVEN_DESPITE_MARKS).
+ * (snowflake.pml checks the durable bound step by step, registry.pml the
+ * leases; here the generator is one step.) Mutants (run.sh; MUTANT_*
+ * unless said): NO_MARKS and NO_UPGRADE_MARK (1.6's rules (a) and (c)),
+ * MARKS_FORGOTTEN, NO_DROP_MARK, DROP_MARK_LATE, VOUCH_ANY, GIVEN_ALONE,
+ * GIVEN_DESPITE_MARKS; and two assumptions broken, DATA_WITHOUT_EXTENSION
+ * (O6) and DROP_WITHOUT_PRELOAD (O7). MUTANT_VOUCH_UNKNOWN (1.6's rule (b))
+ * has no counterexample: doc/model.md says why.
+ *
+ * The world: one data directory at a time runs as the node of one identity;
+ * a copy or pg_upgrade replaces it, and the data directory it came from never
+ * issues again (two running at once are registry.pml's). The lineage is
+ * everything the node's data came from: every ID issued in the model, by
+ * this data directory, by the one it was copied from, by the old cluster of
+ * a pg_upgrade and by the new cluster tried out before it.
+ *
+ * Assumptions (doc/model.md, "Assumptions", ORIGIN, in the same words):
+ * O1. Time is discrete (one ID per unit). The node's clock may read any time
+ *     from 0 to CMAX at each ID, forward or back (set back, replaying an
+ *     earlier time, behind the old IDs): the rules here never look at it, so
+ *     no true time is kept. The generator runs at most LEAD units ahead of
+ *     its clock.
+ * O2. A flushed WAL record and an fsynced state file survive a crash; shared
+ *     memory (the generator, the bound's state, the check's progress) does
+ *     not. make_durable, the write of a bound (WAL record and state file) and
+ *     each hook's write are one step each; a checkpoint may come at any step.
+ * O3. A copy or restore takes the whole data directory but pg_snowflake/
+ *     (a copy with it is a restart here; a backup older than the last ID is
+ *     a point-in-time restore, whose later IDs the README leaves out), with
+ *     its WAL since the last checkpoint (a snapshot of a running node) or
+ *     none (a stopped one).
+ * O4. pg_upgrade: the old cluster stops cleanly; a new cluster is made
+ *     (initdb), may be tried out (the extension created, IDs issued, the
+ *     extension dropped: pg_upgrade needs it empty) and restarted; Debian's
+ *     hook may then copy the old state file to pg_snowflake/given; pg_upgrade
+ *     brings the old databases (the extension in them) and resets the WAL;
+ *     its server (binary-upgrade mode) marks the bound unknown if the
+ *     extension arrives (its creation, or the library loaded by pg_upgrade's
+ *     checks and the restore of its C functions). pg_upgrade never copies
+ *     pg_snowflake/. A new cluster tried out under the old identity issues
+ *     above the old IDs (else it repeats them whatever this protocol does:
+ *     the README's "never the old identity alone").
+ * O5. An operator who gives a bound (snowflake_set_bound,
+ *     snowflake_restore_bound) gives one above every ID of the lineage.
+ * O6. IDs live in databases that have the extension: a data directory whose
+ *     lineage issued IDs loses pg_snowflake/ (a copy, a pg_upgrade the hook
+ *     gives no bound for) only with the extension in some database. (Broken
+ *     by DATA_WITHOUT_EXTENSION: the extension dropped while the bound was
+ *     known, its tables kept, is found by no check.)
+ * O7. Without the preload, the extension is dropped only in a data directory
+ *     that has a state file or marks: no hook sees such a drop (bound_origin.cpp,
+ *     "Creations"). (Broken by DROP_WITHOUT_PRELOAD.)
+ * O8. Two databases; one creation or drop of the extension at a time, each
+ *     two steps (its hook, then its commit or, for a drop, the bound's state
+ *     set and the commit); the check reads one database per step. Extension
+ *     OIDs are never reused (a vouch names one extension).
+ */
+
+#ifndef CMAX
+#define CMAX 3          /* the clock reads 0 .. CMAX */
+#endif
+#ifndef MAXRESTART
+#define MAXRESTART 3    /* crashes and stops with their start, in all */
+#endif
+#ifndef MAXCOPY
+#define MAXCOPY 1       /* copies or restores without pg_snowflake/ */
+#endif
+#ifndef MAXUPG
+#define MAXUPG 2        /* pg_upgrades (each: a new cluster, then the upgrade) */
+#endif
+#ifndef MAXDDL
+#define MAXDDL 4        /* creations and drops of the extension, in all */
+#endif
+#define LEAD 1          /* snowflake.max_lead, in units */
+#define NDB 2
+#define MAX(a, b) ((a) > (b) -> (a) : (b))
+
+#define KNOWN 0
+#define CHECKING 1
+#define UNKNOWN 2
+
+#define CREATE 1
+#define DROP 2
+
+byte restarts, copies, upgrades, ddls;   /* fault and operation budgets */
+
+/* disk: pg_snowflake/ (lost by a copy without it, never brought by pg_upgrade) */
+bool has_st;            /* pg_snowflake/state */
+byte st;                /* its bound: IDs below it */
+bool marks;             /* pg_snowflake/unknown */
+bool has_given;         /* pg_snowflake/given */
+byte given;
+byte vouch[NDB];        /* pg_snowflake/created.<db>.<ext> for the extension now in db */
+byte wal;               /* the largest bound record since the last checkpoint, + 1; 0: none */
+/* the databases */
+byte ext[NDB];          /* the extension is in db (committed) */
+
+/* shared memory: lost at every start */
+bool pre;               /* shared_preload_libraries has snowflake (shared_node) */
+byte bstate;            /* BoundState */
+byte floor;             /* Generator: the lowest ID it may issue (last_id + 1) */
+byte dur;               /* Generator::durable_until */
+byte written;           /* NodeShared::written_until */
+bool st_written;        /* NodeShared::state_file_written */
+byte chk;               /* bound_check.cpp: the next database to ask */
+bool found;             /* ... a database had the extension, not vouched for */
+
+/* a creation or drop in flight (O8) */
+byte dkind, ddb;
+bool dpend;             /* the drop's hook wrote a mark */
+
+/* pg_upgrade in progress: the old cluster, stopped (O4) */
+bool waiting;           /* a new cluster made, the old data not yet brought */
+byte o_ext[NDB];
+bool o_has_st, o_marks;
+byte o_st, o_hi;
+
+/* ghosts */
+byte watched;           /* one issued ID + 1, chosen freely (0: none yet) */
+byte hi;                /* the highest ID of the lineage + 1 (0: none) */
+
+#define SOME_EXT (ext[0] || ext[1])
+
+/* O6: a copy or an upgrade without given loses pg_snowflake/ only with the
+ * extension in some database, or nothing issued */
+#ifdef DATA_WITHOUT_EXTENSION
+#define O6_COPY true
+#define O6_UPGRADE true
+#else
+#define O6_COPY (SOME_EXT || hi == 0)
+#define O6_UPGRADE (o_ext[0] || o_ext[1] || o_hi == 0)
+#endif
+/* the hook gives the old state file (debian/pg_upgradecluster-hook): the fix,
+ * only if the old data directory has no marks */
+#ifdef MUTANT_GIVEN_DESPITE_MARKS
+#define HOOK_GIVES true
+#else
+#define HOOK_GIVES (!o_marks)
+#endif
+
+#ifdef MUTANT_VOUCH_ANY
+#define VOUCHED(d) (vouch[0] || vouch[1])
+#else
+#define VOUCHED(d) (vouch[d])
+#endif
+
+/* state_file.cpp append_unknown_mark: on disk first */
+inline append_mark() {
+#ifndef MUTANT_NO_MARKS
+  marks = true
+#else
+  skip
+#endif
+}
+
+/* bound_origin.cpp mark_bound_unknown(): the mark, then the state unless known */
+inline mark_bound_unknown() {
+  append_mark();
+  if :: bstate != KNOWN -> bstate = UNKNOWN :: else -> skip fi
+}
+
+/* Generator::restore(until) */
+inline restore(until) {
+  floor = MAX(floor, until); dur = MAX(dur, until)
+}
+
+/* durable.cpp write_bound(): the WAL record (flushed), the state file, and
+ * the vouches removed with the first state file */
+inline write_bound(b) {
+  wal = MAX(wal, b + 1);
+  st = b; has_st = true;
+  if :: !st_written -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
+  written = b; st_written = true
+}
+
+/* durable.cpp adopt_bound(b) */
+inline adopt_bound(b) {
+  u = MAX(b, written);
+  write_bound(u);
+  restore(u);
+  if :: bstate == UNKNOWN -> marks = false :: else -> skip fi;
+  bstate = KNOWN;
+  u = 0
+}
+
+/* The postmaster's start: durable.cpp restore_durable_bound(), then redo of
+ * the bound records since the last checkpoint (bound_wal.cpp redo()). A
+ * creation or drop in flight is aborted (its hook's files stay). */
+inline start_node() {
+  floor = 0; dur = 0; chk = 0; found = false;
+  dkind = 0; ddb = 0; dpend = false;
+  /* restore_durable_bound */
+  u = st;
+  if
+  :: has_given ->
+#ifdef MUTANT_GIVEN_ALONE
+     u = given;
+#else
+     u = (has_st -> MAX(st, given) : given);
+#endif
+     st = u; has_st = true; marks = false; has_given = false; given = 0;
+     bstate = KNOWN
+  :: else ->
+#ifdef MUTANT_MARKS_FORGOTTEN
+     marks = false;
+#endif
+     if
+     :: marks -> bstate = UNKNOWN
+     :: !marks && has_st -> bstate = KNOWN
+     :: else -> bstate = CHECKING
+     fi
+  fi;
+  written = (has_st -> u : 0); st_written = has_st;
+  restore(written);
+  if :: has_st -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
+  /* redo */
+  if
+  :: wal > 0 ->
+     u = wal - 1;
+     restore(u);
+     if
+     :: u > written || !st_written ->
+        st = u; has_st = true;     /* write_replayed_bound */
+        if :: !st_written -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
+        if :: bstate == UNKNOWN -> marks = false :: else -> skip fi;
+        written = MAX(u, written); st_written = true
+     :: else -> skip
+     fi;
+     bstate = KNOWN
+  :: else -> skip
+  fi;
+  u = 0
+}
+
+/* pg_upgrade: the old databases arrive; the binary-upgrade server marks the
+ * bound unknown if the extension arrives (bound_origin.cpp object_access at
+ * OAT_POST_CREATE under IsBinaryUpgrade, install_bound_origin_hooks); the
+ * WAL is reset; then the new cluster's start */
+inline pg_upgrade() {
+  waiting = false;
+#ifndef MUTANT_NO_UPGRADE_MARK
+  if :: o_ext[0] || o_ext[1] -> append_mark() :: else -> skip fi;
+#endif
+  ext[0] = o_ext[0]; ext[1] = o_ext[1]; vouch[0] = 0; vouch[1] = 0; wal = 0;
+  o_ext[0] = 0; o_ext[1] = 0; o_has_st = false; o_st = 0; o_marks = false; o_hi = 0;
+  pre = true;
+  start_node();
+  printf("pg_upgrade: state %d, bound %d, marks %d\n", bstate, dur, marks)
+}
+
+/* A start without the preload: no shared memory, nothing read or written in
+ * pg_snowflake/ (given stays, marks stay); a bound record to replay would
+ * stop the start (its resource manager is the library's), hence no WAL. */
+inline start_without_preload() {
+  floor = 0; dur = 0; chk = 0; found = false;
+  dkind = 0; ddb = 0; dpend = false;
+  written = 0; st_written = false; bstate = CHECKING
+}
+
+proctype World() {
+  byte d, c, id, u;
+end:
+  do
+
+  /* A backend: issue.cpp issue() -> Generator::reserve, make_durable, the
+   * compare-and-swap: one step (O2). snowflake_nextval() exists only in a
+   * database with the extension and needs the preload. */
+  :: atomic { pre && SOME_EXT ->
+       select(c : 0 .. CMAX);     /* SystemClock::now(): any time (O1) */
+       if :: waiting -> c = MAX(c, o_hi) :: else -> skip fi;  /* O4 */
+       id = MAX(c, floor);        /* Generator::successor() */
+       if
+       :: id > c + LEAD -> skip   /* kWaitForClock: a retry later */
+       :: else ->
+          if
+          :: id >= dur ->         /* kNeedDurable: durable.cpp make_durable() */
+             if
+             :: bstate != KNOWN -> id = 255   /* require_known_bound: refused */
+             :: else -> write_bound(id + 1); dur = id + 1   /* publish_durable */
+             fi
+          :: else -> skip
+          fi;
+          if
+          :: id != 255 ->
+             floor = id + 1;      /* the compare-and-swap: the ID is returned */
+             /* the invariant: no ID of the lineage is issued twice */
+             printf("ID %d issued (clock %d, bound %d)\n", id, c, dur);
+             assert(watched != id + 1);
+             if :: watched == 0 -> watched = id + 1 :: true -> skip fi;
+             hi = MAX(hi, id + 1)
+          :: else -> skip
+          fi
+       fi;
+       c = 0; id = 0 }
+
+  /* The registry worker's check (bound_check.cpp step_bound_check): one
+   * database per step (answer_here: the extension there, not vouched for),
+   * then conclude_bound_check(). */
+  :: atomic { pre && bstate == CHECKING && chk < NDB ->
+       if
+       :: ext[chk] && !VOUCHED(chk) -> found = true; printf("check: db%d has it\n", chk)
+       :: else -> printf("check: db%d has none (or vouched)\n", chk)
+       fi;
+       chk++ }
+  :: atomic { pre && bstate == CHECKING && chk == NDB ->
+       if
+       :: found -> mark_bound_unknown()
+       :: else -> bstate = KNOWN
+       fi;
+       printf("check concluded: state %d\n", bstate) }
+
+  /* CREATE EXTENSION in database d: the object access hook
+   * (bound_origin.cpp object_access -> note_extension_created; without the
+   * preload snowflake_note_created), then the commit. */
+  :: atomic { dkind == 0 && ddls < MAXDDL -> ddls++;
+       select(d : 0 .. NDB - 1);
+       if
+       :: ext[d] -> ddls--        /* IF NOT EXISTS skipped: no hook */
+       :: else ->
+          dkind = CREATE; ddb = d;
+          printf("create in db%d, state %d, preload %d\n", d, bstate, pre);
+          if
+          :: pre && bstate == KNOWN ->
+             if :: !st_written -> adopt_bound(written) :: else -> skip fi
+          :: pre && bstate == CHECKING -> vouch[d] = 1
+#ifdef MUTANT_VOUCH_UNKNOWN
+          :: pre && bstate == UNKNOWN -> vouch[d] = 1
+#else
+          :: pre && bstate == UNKNOWN -> skip
+#endif
+          :: !pre ->
+             if :: !has_st && !marks -> vouch[d] = 1 :: else -> skip fi
+          fi
+       fi;
+       d = 0 }
+  :: atomic { dkind == CREATE -> ext[ddb] = 1; printf("create committed, vouch %d\n", vouch[ddb]);
+       dkind = 0; ddb = 0 }
+
+  /* DROP EXTENSION (CASCADE: the tables keep their IDs) in database d: the
+   * hook (object_access, OAT_DROP) marks the bound unknown on disk if it is
+   * not known; then mark_bound_unknown sets the state (unless known by
+   * then), and the drop commits. */
+  :: atomic { dkind == 0 && ddls < MAXDDL -> ddls++;
+       select(d : 0 .. NDB - 1);
+       if
+       :: !ext[d] -> ddls--
+#ifndef DROP_WITHOUT_PRELOAD
+       :: ext[d] && !pre && !has_st && !marks -> ddls--   /* O7 */
+#endif
+       :: else ->
+          dkind = DROP; ddb = d;
+          printf("drop in db%d, state %d, preload %d\n", d, bstate, pre);
+#ifdef MUTANT_DROP_MARK_LATE
+          ext[d] = 0; vouch[d] = 0;   /* the drop commits first */
+#endif
+#ifndef MUTANT_NO_DROP_MARK
+          if :: pre && bstate != KNOWN -> dpend = true :: else -> skip fi;
+#endif
+#ifndef MUTANT_DROP_MARK_LATE
+          if :: dpend -> append_mark() :: else -> skip fi
+#else
+          skip
+#endif
+       fi;
+       d = 0 }
+  :: atomic { dkind == DROP ->
+#ifdef MUTANT_DROP_MARK_LATE
+       if :: dpend -> append_mark() :: else -> skip fi;
+#endif
+       if :: dpend && bstate != KNOWN -> bstate = UNKNOWN :: else -> skip fi;
+       ext[ddb] = 0; vouch[ddb] = 0;
+       printf("drop committed, marks %d\n", marks);
+       dkind = 0; ddb = 0; dpend = false }
+
+  /* snowflake_set_bound / snowflake_restore_bound (bound_functions.cpp ->
+   * adopt_bound): the bound of the lineage (O5) */
+  :: atomic { pre && bstate != KNOWN && SOME_EXT -> adopt_bound(hi);
+       printf("operator gives bound %d\n", written) }
+
+  /* a checkpoint: later crash recovery replays no record before it */
+  :: atomic { wal > 0 -> wal = 0; printf("checkpoint\n") }
+
+  /* a crash or a stop (durable.cpp save_exact_bound: the exact bound is the
+   * bound here, O1), and a start, with or without the preload */
+  :: atomic { restarts < MAXRESTART -> restarts++;
+       if
+       :: pre = true; start_node()
+       :: wal == 0 -> pre = false; start_without_preload()
+       fi;
+       printf("restart, preload %d: state %d, bound %d, marks %d\n", pre, bstate, dur, marks) }
+
+  /* a copy or restore without pg_snowflake/ (O3), of a stopped node (no WAL
+   * to replay) or a running one (its WAL since the last checkpoint) */
+  :: atomic { copies < MAXCOPY && !waiting && O6_COPY -> copies++;
+       has_st = false; st = 0; marks = false; has_given = false; given = 0;
+       vouch[0] = 0; vouch[1] = 0;
+       if :: wal = 0 :: skip fi;
+       pre = true;
+       start_node();
+       printf("copy without pg_snowflake/: state %d, bound %d\n", bstate, dur) }
+
+  /* pg_upgrade (O4), 1: the old cluster stops cleanly; a new one is made */
+  :: atomic { upgrades < MAXUPG && !waiting && dkind == 0 -> upgrades++;
+       waiting = true;
+       o_ext[0] = ext[0]; o_ext[1] = ext[1];
+       o_has_st = has_st; o_st = st; o_marks = marks; o_hi = hi;
+       has_st = false; st = 0; marks = false; has_given = false; given = 0;
+       vouch[0] = 0; vouch[1] = 0; ext[0] = 0; ext[1] = 0; wal = 0;
+       pre = true;
+       start_node();
+       printf("old cluster stopped (bound %d, marks %d); new cluster made\n", o_st, o_marks) }
+  /* pg_upgrade, 2: into the new cluster, stopped, its databases without
+   * the extension; Debian's hook first (given: the old state file) or no
+   * hook, then pg_upgrade and its binary-upgrade server, then the new
+   * cluster's start */
+  :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && o_has_st && HOOK_GIVES ->
+       has_given = true; given = o_st; printf("hook: given %d\n", given); pg_upgrade() }
+  :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && O6_UPGRADE -> pg_upgrade() }
+  od
+}
+
+init {
+  atomic {
+    pre = true;
+    bstate = CHECKING;          /* initdb: no pg_snowflake/ */
+    run World()
+  }
+}
