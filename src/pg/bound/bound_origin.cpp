@@ -51,10 +51,14 @@
 // template) issued nothing here; the check counts it as absent. A copy or
 // pg_upgrade without pg_snowflake/ has no vouch, and the vouches are removed
 // once the state file exists, so a copy that skips only the state file is not
-// trusted on their word. What no hook sees: a copy that never ran with the
-// preload, in which the extension is dropped and created again before the
-// preload is added, vouches for the new extension (README, "Copies and
-// restores"). A dump restored into a new cluster cannot be told from a new
+// trusted on their word. What no hook sees (README, "Backups and
+// point-in-time recovery"; doc/model.md, assumptions O6 and O7): a copy that
+// never ran with the preload, in which the extension is dropped and created
+// again before the preload is added, vouches for the new extension; and the
+// IDs a dropped extension left in its tables (a drop while the bound is known
+// marks nothing) are no longer found by the check once pg_snowflake/ is lost
+// (a copy without it, pg_upgrade without the hook, which then loads nothing).
+// A dump restored into a new cluster cannot be told from a new
 // node's data (README, "Upgrading PostgreSQL": a new identity, or the old
 // bound).
 #include "bound_check.hpp"

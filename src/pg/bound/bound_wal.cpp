@@ -89,12 +89,14 @@ void redo(XLogReaderState* record) {
     // empty bound a creation of the extension writes, vouches as its primary does).
     write_replayed_bound(until, record->ReadRecPtr);
     if (!shared_node->state_file_written) remove_vouches(WARNING);
-    // The primary knew its bound when it wrote the record, and so does this
-    // server once it has it.
-    if (bound_state() == BoundState::kUnknown) remove_unknown_marks(WARNING);
     shared_node->written_until = std::max(until, shared_node->written_until);
     shared_node->state_file_written = true;
   }
+  // The primary knew its bound when it wrote the record, and so does this
+  // server once it has it, in its state file: the marks have had their answer
+  // (also when the state file was already above the record, as after a crash
+  // between an operator's bound and the removal of the marks).
+  if (bound_state() == BoundState::kUnknown) remove_unknown_marks(WARNING);
   set_bound_state(BoundState::kKnown);
 }
 
