@@ -183,18 +183,8 @@ void require_parsed(const base32::ParseResult& result, const char* text, int len
                errhint("Pass the text snowflake_to_base32() returned, such as "
                        "\"1Y2NHTHGP4000\".")));
       break;
-    case base32::ParseStatus::kInvalidCharacter: {
-      const char* at = text + result.position;
-      ereport(ERROR,
-              (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-               errmsg("invalid snowflake ID in base32: \"%s\"", shown),
-               errdetail("Character %d, \"%s\", is not a Crockford base32 digit.",
-                         pg_mbstrlen_with_len(text, static_cast<int>(result.position)) + 1,
-                         pnstrdup(at, pg_mblen(at))),
-               errhint("The digits are 0-9 and A-Z without I, L, O and U, in either case; I and "
-                       "L read as 1, O as 0.")));
-      break;
-    }
+    case base32::ParseStatus::kInvalidCharacter:
+      refuse_base32_character("invalid snowflake ID in base32", shown, text, result.position);
     case base32::ParseStatus::kOutOfRange:
       ereport(ERROR,
               (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),

@@ -213,18 +213,8 @@ void require_decoded(const public_id::DecodeResult& result, const char* text, in
     case public_id::DecodeStatus::kOk:
     case public_id::DecodeStatus::kNoKey:  // require_keys() came first
       return;
-    case public_id::DecodeStatus::kInvalidCharacter: {
-      const char* at = text + result.position;
-      ereport(
-          ERROR,
-          (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION), errmsg("invalid public ID: \"%s\"", shown),
-           errdetail("Character %d, \"%s\", is not a Crockford base32 digit.",
-                     pg_mbstrlen_with_len(text, static_cast<int>(result.position)) + 1,
-                     pnstrdup(at, pg_mblen(at))),
-           errhint("The digits are 0-9 and A-Z without I, L, O and U, in either case; I and "
-                   "L read as 1, O as 0.")));
-      break;
-    }
+    case public_id::DecodeStatus::kInvalidCharacter:
+      refuse_base32_character("invalid public ID", shown, text, result.position);
     case public_id::DecodeStatus::kWrongLength:
       ereport(
           ERROR,

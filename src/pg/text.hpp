@@ -34,6 +34,20 @@ inline const char* quoted_text(const char* text, std::size_t length) {
   return psprintf("%s...", pnstrdup(text, limit));
 }
 
+// The error for a text of Crockford base32 digits (`what`: "invalid public
+// ID") whose byte `position` of `text` is no digit; `shown` quotes the text.
+[[noreturn]] inline void refuse_base32_character(const char* what, const char* shown,
+                                                 const char* text, std::size_t position) {
+  const char* at = text + position;
+  ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION), errmsg("%s: \"%s\"", what, shown),
+                  errdetail("Character %d, \"%s\", is not a Crockford base32 digit.",
+                            pg_mbstrlen_with_len(text, static_cast<int>(position)) + 1,
+                            pnstrdup(at, pg_mblen(at))),
+                  errhint("The digits are 0-9 and A-Z without I, L, O and U, in either case; I and "
+                          "L read as 1, O as 0.")));
+  pg_unreachable();
+}
+
 // `clause` with its first letter capitalized, to begin a DETAIL. palloc'd.
 inline const char* capitalized(const char* clause) {
   char* sentence = pstrdup(clause);

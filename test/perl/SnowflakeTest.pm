@@ -595,6 +595,29 @@ sub try_sql
 	return finish_sql(start_sql($node, $sql, %options));
 }
 
+=pod
+
+=item retry_sql($node, $sql, $seconds) => $result
+
+Runs C<$sql> on the node (as try_sql) until it succeeds, for at most
+C<$seconds>; returns the result of the last attempt.
+
+=cut
+
+sub retry_sql
+{
+	my ($node, $sql, $seconds) = @_;
+	my $deadline = time + $seconds;
+	my $r;
+	do
+	{
+		$r = try_sql($node, $sql);
+		return $r if $r->{ok};
+		usleep(200_000);
+	} while (time < $deadline);
+	return $r;
+}
+
 sub running
 {
 	my ($handle) = @_;

@@ -58,22 +58,6 @@ sub row_ms
 	return row("floor(extract(epoch FROM $column) * 1000)::bigint");
 }
 
-# Runs `$sql` on the node until it succeeds (at most $seconds); the result of
-# the last attempt.
-sub retry_sql
-{
-	my ($node, $sql, $seconds) = @_;
-	my $deadline = time + $seconds;
-	my $r;
-	do
-	{
-		$r = SnowflakeTest::try_sql($node, $sql);
-		return $r if $r->{ok};
-		usleep(200_000);
-	} while (time < $deadline);
-	return $r;
-}
-
 my $original = SnowflakeTest::init_node(
 	'original',
 	datacenter_id => $DATACENTER,
@@ -143,7 +127,7 @@ my @results = SnowflakeTest::stop_writers($original, @original_writers);
 is(scalar(grep { ($_->{sqlstate} // '') eq '55000' } @results),
 	2, 'the original\'s writers were stopped by the fence (55000)');
 
-$r = retry_sql($pitr,
+$r = SnowflakeTest::retry_sql($pitr,
 	'INSERT INTO ids SELECT 10, 1, snowflake_nextval() RETURNING id', 10);
 ok($r->{ok}, 'restored copy: issues once its clock reaches the floor')
   or diag $r->{stderr};

@@ -38,22 +38,6 @@ my @registry_conf =
 
 sub row { return SnowflakeTest::registry_row($registry, $DATACENTER, $WORKER, @_); }
 
-# Runs `$sql` on the node until it succeeds (at most $seconds); the result of
-# the last attempt.
-sub retry_sql
-{
-	my ($node, $sql, $seconds) = @_;
-	my $deadline = time + $seconds;
-	my $r;
-	do
-	{
-		$r = SnowflakeTest::try_sql($node, $sql);
-		return $r if $r->{ok};
-		usleep(200_000);
-	} while (time < $deadline);
-	return $r;
-}
-
 my $production = SnowflakeTest::init_node(
 	'production',
 	datacenter_id => $DATACENTER,
@@ -149,7 +133,7 @@ cmp_ok($waited, '>=', 2 * $LEASE_MS / 3,
 	"failover: not before the dead primary's row was stale ($waited ms after its last renewal)");
 cmp_ok($waited, '<', $LEASE_MS, 'failover: before its lease expired');
 like(row('host'), qr/:${\ $standby->port }$/, 'registry row: the promoted standby\'s');
-$r = retry_sql($standby,
+$r = SnowflakeTest::retry_sql($standby,
 	'INSERT INTO ids SELECT 20, g, snowflake_nextval() FROM generate_series(1, 500) g', 30);
 ok($r->{ok}, 'failover: the promoted standby issues IDs (above the floor)') or diag $r->{stderr};
 
