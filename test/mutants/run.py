@@ -73,7 +73,11 @@ def run_tests(tree, pg_config, tests, log):
     build (a mutant must compile: a build failure kills nothing), "passed" or
     "failed"."""
     words = tests.split()
+    # A killed mutant's test often fails by waiting out a poll: PostgreSQL's
+    # default of 180 s a wait makes a kill cost minutes, 90 s is still far
+    # above what a passing wait takes here.
     environment = dict(os.environ, PG_CONFIG=pg_config)
+    environment.setdefault("PG_TEST_TIMEOUT_DEFAULT", "90")
     jobs = str(os.cpu_count() or 2)
     if words[0] == "unit":
         # The GoogleTest cases named (a ctest regular expression), plain build.
