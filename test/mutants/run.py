@@ -97,6 +97,16 @@ def run_tests(tree, pg_config, tests, log):
     return "passed" if run(tests_command, tree, environment, log) else "failed"
 
 
+def first_failure(log_path):
+    """The first line of `log_path` that names a failed test: what killed."""
+    markers = ("Failed test", "not ok", "FAILED", "failed (", "Bail out", "Dubious")
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            if any(marker in line for marker in markers):
+                return line.strip()[:160]
+    return "(no failed test named in the log)"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", required=True)
@@ -127,6 +137,17 @@ def main():
               f"(all of them: test/mutants/run.sh --all)")
 
     os.makedirs(arguments.logs, exist_ok=True)
+    # The tests first pass without a mutant: else a failure would kill nothing.
+    for tests in dict.fromkeys(m["tests"] for m in chosen):
+        log_path = os.path.join(arguments.logs, "baseline-" + "_".join(
+            os.path.basename(word) for word in tests.split()) + ".log")
+        with open(log_path, "w", encoding="utf-8") as log:
+            verdict = run_tests(arguments.tree, arguments.pg_config, tests, log)
+        if verdict != "passed":
+            print(f"BASELINE  {tests} fails without a mutant ({verdict}; log {log_path}): "
+                  f"{first_failure(log_path)}", flush=True)
+            return 1
+        print(f"baseline  {tests} passes without a mutant", flush=True)
     killed, survived, stale, broken = [], [], [], []
     for mutant in chosen:
         path = os.path.join(arguments.tree, mutant["file"])
@@ -151,7 +172,8 @@ def main():
         took = time.monotonic() - started
         if verdict == "failed":
             killed.append(mutant["name"])
-            print(f"killed    {mutant['name']} by {mutant['tests']} ({took:.0f} s)", flush=True)
+            print(f"killed    {mutant['name']} by {mutant['tests']} ({took:.0f} s): "
+                  f"{first_failure(log_path)}", flush=True)
         elif verdict == "broken":
             broken.append(mutant["name"])
             print(f"BROKEN    {mutant['name']}: it does not build (log {log_path})", flush=True)

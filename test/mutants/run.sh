@@ -2,7 +2,7 @@
 # The mutants layer (scripts/test.sh mutants; doc/mutants.md): each mutant in
 # test/mutants/mutants.txt removes one safeguard from the real source, and
 # the tests named for it must fail. The mutants are applied to a copy of the
-# tree (build/mutants/tree: the working tree's files, its builds left out)
+# tree (/var/tmp/snowflake-mutants/tree: the working tree's files, its builds left out)
 # whose library is built incrementally (one file changes) and
 # installed into a PostgreSQL of the layer's own (scripts/private-postgresql.sh),
 # so the normal build stays installed for the other layers.
@@ -28,7 +28,12 @@ case ${1:-} in
     "") arguments=(--sample "${MUTANTS_SAMPLE:-4}" --seed "${MUTANTS_SEED:-$((10#$(date +%j)))}") ;;
 esac
 
-work=$ROOT/build/mutants
+# Outside the checkout: the servers run as the postgres user, who must reach
+# the PostgreSQL of the layer's own, and a checkout under /root is not
+# theirs to enter (the tests would fail at initdb: every mutant "killed").
+work=${MUTANTS_WORK:-/var/tmp/snowflake-mutants}
+mkdir -p "$work"
+chmod 755 "$work"
 private_pg_config=$(scripts/private-postgresql.sh "$work/pg")
 rm -rf "$work/tree" "$work/logs"
 mkdir -p "$work/tree"
