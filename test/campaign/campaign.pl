@@ -64,8 +64,8 @@ sub say_line { diag(@_); return; }
 sub figures_line
 {
 	my ($f) = @_;
-	return sprintf('IDs checked %d, duplicates %d, sessions %d; operations %s; skipped %s; faults %s; session errors %s',
-		$f->{ids}, $f->{duplicates}, $f->{sessions},
+	return sprintf('nodes %s; IDs checked %d, duplicates %d, sessions %d; operations %s; skipped %s; faults %s; session errors %s',
+		join(' ', @{ $f->{nodes} }), $f->{ids}, $f->{duplicates}, $f->{sessions},
 		$json->encode($f->{operations}), $json->encode($f->{skipped}),
 		$json->encode($f->{faults}), $json->encode($f->{session_errors}));
 }

@@ -32,15 +32,21 @@
 #   restart node=N mode=M   pg_ctl stop -m fast|immediate, then a start
 #   clock node=N step=S     the server's clock steps S seconds (+ or -)
 #   promote                 a crashes, its synchronous standby is promoted
-#   copy node=N state=0|1 path=P
-#                           a file-system snapshot of the running server (all
+#   copy node=N hot=0|1 state=0|1 path=P
+#                           a copy of the server's files started elsewhere at
+#                           the real time, the old server gone: hot=1, a
+#                           file-system snapshot of the running server (all
 #                           its processes stopped, then killed: the machine
-#                           is gone) started elsewhere at the real time; with
-#                           state=0 its pg_snowflake/ is left out, and it must
-#                           refuse (55000) through the steps of P (drop,
-#                           create, restart, crash) until the operator gives
-#                           the bound (snowflake_restore_bound of the old
-#                           data directory)
+#                           is gone); hot=0, the files of the server stopped
+#                           cleanly. With state=0 its pg_snowflake/ is left
+#                           out; a cold one must then refuse (55000) through
+#                           the steps of P (drop, create, restart, crash)
+#                           until the operator gives the bound
+#                           (snowflake_restore_bound of the old data
+#                           directory). A hot one may issue at once if its
+#                           crash recovery replays a bound record (durable.cpp:
+#                           such a bound is above every ID before it); else it
+#                           refuses too.
 #   upgrade node=N tried=0|1 path=P
 #                           pg_upgrade (same major) into a fresh cluster at the
 #                           real time (tried=1: extension created, an ID
@@ -139,7 +145,13 @@ sub generate
 			$step = int($step / 10) || ($step < 0 ? -1 : 1) if $op{node} =~ /[cd]/;
 			$op{step} = $step;
 		}
-		elsif ($kind eq 'copy') { $op{node} = _pick(qw(a b)); $op{state} = _pick(0, 0, 1); $op{path} = _path(); }
+		elsif ($kind eq 'copy')
+		{
+			$op{node} = _pick(qw(a b));
+			$op{state} = _pick(0, 0, 1);
+			$op{hot} = _pick(0, 1);
+			$op{path} = _path();
+		}
 		elsif ($kind eq 'upgrade') { $op{node} = _pick(qw(a b)); $op{tried} = _pick(0, 1); $op{path} = _path(); }
 		elsif ($kind eq 'drop' || $kind eq 'create') { $op{node} = _pick(@LINEAGES); $op{db} = int(rand(3)); }
 		elsif ($kind eq 'template') { $op{node} = _pick(@LINEAGES); }
@@ -204,7 +216,10 @@ sub _identity_conf
 sub _conf
 {
 	my ($run, $lineage) = @_;
-	my @conf = ("snowflake.max_lead = '10min'", "log_line_prefix = '%m [%p] %b '");
+	# The framework turns restart_after_crash off; a killed backend then
+	# takes the server down. On, as in production, the postmaster restarts.
+	my @conf = ("snowflake.max_lead = '10min'", "log_line_prefix = '%m [%p] %b '",
+		'restart_after_crash = on');
 	if ($lineage eq 'c' || $lineage eq 'd')
 	{
 		push @conf, "snowflake.registry = '$run->{registry_conninfo}'",
@@ -364,7 +379,7 @@ sub _session_sql
 	my @sql = ("\\timing on", "SET statement_timeout = $STATEMENT_TIMEOUT_MS;");
 	my $identity = q{SELECT 'identity ' || coalesce(datacenter_id::text, '') || '/' || coalesce(worker_id::text, '') FROM snowflake_registry_status();};
 	push @sql, $identity if $l->{automatic};
-	for my $k (1 .. 12)
+	for my $k (1 .. 40)
 	{
 		push @sql, $k % 3 == 0
 		  ? 'SELECT snowflake_generate(' . (20 + int(rand(80))) . ');'
@@ -391,7 +406,7 @@ sub _top_up
 			my $slots = $lineage eq 'a' && $db eq 'app' ? 2 : 1;
 			my $key = "$lineage/$db";
 			next if ($busy{$key} // 0) >= $slots;
-			next if ($run->{last_start}{$key} // 0) > time - 0.5;
+			next if ($run->{last_start}{$key} // 0) > time - 0.3;
 			$run->{last_start}{$key} = time;
 			my $n = ++$run->{session_count};
 			my $handle = SnowflakeTest::start_sql($l->{server}, _session_sql($l),
@@ -572,11 +587,12 @@ sub _await_issuing
 # unknown (README, "Copies and restores").
 sub _must_refuse
 {
-	my ($run, $l, $why) = @_;
+	my ($run, $l, $why, $must) = @_;
 	for my $db (@{ $l->{dbs} })
 	{
 		next unless $l->{ext}{$db};
 		my $r = _probe($run, $l, $db, $why);
+		next unless $must;
 		my $refused = !$r->{ok} && ($r->{sqlstate} // '') eq '55000'
 		  && ($r->{message} // '') =~ /the bound above this node's earlier snowflake IDs is unknown/;
 		_event($run, kind => 'refusal', lineage => $l->{name}, server => $l->{server}->name, db => $db,
@@ -648,7 +664,7 @@ sub _operation
 		for (1 .. 10)
 		{
 			$pid = _must_sql($l->{server}, 'postgres',
-				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name LIKE 'cw\\_%' AND state = 'active' ORDER BY random() LIMIT 1");
+				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name LIKE 'cw\\_%' ORDER BY random() LIMIT 1");
 			last if $pid;
 			_pause($run, 0.3);
 		}
@@ -777,21 +793,30 @@ sub _replace
 	{
 		$new = _new_server($run, $l->{name}, 'copy');
 		rmtree($new->data_dir);
-		# A snapshot (every process stopped), then the machine dies.
-		my $postmaster = SnowflakeTest::_postmaster_pid($old);
-		kill 'STOP', $postmaster;
-		my @children = SnowflakeTest::_children_of($postmaster);
-		kill 'STOP', @children if @children;
-		PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $new->data_dir,
-			filterfn => sub { return $_[0] ne 'postmaster.pid'; });
-		_crash($run, { server => $old });
+		if ($op->{hot})
+		{
+			# A snapshot (every process stopped), then the machine dies.
+			my $postmaster = SnowflakeTest::_postmaster_pid($old);
+			kill 'STOP', $postmaster;
+			my @children = SnowflakeTest::_children_of($postmaster);
+			kill 'STOP', @children if @children;
+			PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $new->data_dir,
+				filterfn => sub { return $_[0] ne 'postmaster.pid'; });
+			_crash($run, { server => $old });
+		}
+		else
+		{
+			$old->stop('fast');
+			PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $new->data_dir);
+		}
 		rmtree($new->data_dir . '/pg_snowflake') unless $state;
 		chmod 0700, $new->data_dir or croak "chmod: $!";
 		$new->append_conf('postgresql.conf',
 			'port = ' . $new->port . "\nunix_socket_directories = '" . $new->host . "'");
 		$new->append_conf('postgresql.auto.conf', "synchronous_standby_names = ''");
 		_event($run, kind => 'copied', from => $old->name, to => $new->name,
-			state => $state ? JSON::PP::true : JSON::PP::false);
+			state => $state ? JSON::PP::true : JSON::PP::false,
+			hot => $op->{hot} ? JSON::PP::true : JSON::PP::false);
 	}
 	else
 	{
@@ -838,7 +863,9 @@ sub _replace
 	$l->{refusing} = 1;
 	$l->{quiet} = 0;
 	_pause($run, 1);
-	_must_refuse($run, $l, "$op->{kind} without pg_snowflake/");
+	# A hot copy whose recovery replayed a bound record knows its bound.
+	my $must = !($op->{kind} eq 'copy' && $op->{hot});
+	_must_refuse($run, $l, "$op->{kind} without pg_snowflake/", $must);
 	for my $step (split /,/, $op->{path})
 	{
 		next if $step eq 'none';
@@ -867,10 +894,16 @@ sub _replace
 		}
 		_event($run, kind => 'step', step => $step, server => $new->name);
 		_pause($run, 2);
-		_must_refuse($run, $l, "$op->{kind} without pg_snowflake/, then $step");
+		_must_refuse($run, $l, "$op->{kind} without pg_snowflake/, then $step", $must);
+	}
+	if (!$l->{ext}{app})
+	{
+		_create_extension($l, 'app');
+		_event($run, kind => 'step', step => 'create', server => $new->name);
+		_pause($run, 2);
+		_must_refuse($run, $l, "$op->{kind} without pg_snowflake/, then create", $must);
 	}
 	# The operator gives the bound: the old data directory's state file.
-	_create_extension($l, 'app') unless $l->{ext}{app};
 	_must_sql($l->{server}, 'app', "SELECT snowflake_restore_bound('" . $old->data_dir . "')");
 	_event($run, kind => 'bound_given', server => $new->name);
 	$l->{refusing} = 0;
