@@ -51,6 +51,10 @@ GetOptions(
 @seeds = (1) unless @seeds;
 make_path($out);
 
+# Interrupted, the script still ends through its END blocks: the framework's
+# stops every server it started.
+$SIG{INT} = $SIG{TERM} = sub { die "campaign: interrupted by a signal\n"; };
+
 plan skip_all => 'libfaketime is not installed'
   unless SnowflakeTest::faketime_available();
 

@@ -32,9 +32,10 @@
 #   restart node=N mode=M   pg_ctl stop -m fast|immediate, then a start
 #   clock node=N step=S     the server's clock steps S seconds (+ or -)
 #   promote                 a crashes, its synchronous standby is promoted
-#   copy node=N hot=0|1 state=0|1 path=P
-#                           a copy of the server's files started elsewhere at
-#                           the real time, the old server gone: hot=1, a
+#   copy node=N hot=0|1 state=0|1 path=P clock=C
+#                           a copy of the server's files started elsewhere
+#                           with its clock at real time + C (clock=C, 0 or
+#                           back up to a minute), the old server gone: hot=1, a
 #                           file-system snapshot of the running server (all
 #                           its processes stopped, then killed: the machine
 #                           is gone); hot=0, the files of the server stopped
@@ -47,9 +48,9 @@
 #                           crash recovery replays a bound record (durable.cpp:
 #                           such a bound is above every ID before it); else it
 #                           refuses too.
-#   upgrade node=N tried=0|1 path=P
-#                           pg_upgrade (same major) into a fresh cluster at the
-#                           real time (tried=1: extension created, an ID
+#   upgrade node=N tried=0|1 path=P clock=C
+#                           pg_upgrade (same major) into a fresh cluster with
+#                           its clock at real time + C (tried=1: extension created, an ID
 #                           issued, dropped first); it must refuse as the
 #                           copy without state does, until given the bound
 #   drop node=N db=I        DROP EXTENSION snowflake CASCADE in the node's Ith
@@ -151,8 +152,15 @@ sub generate
 			$op{state} = _pick(0, 0, 1);
 			$op{hot} = _pick(0, 1);
 			$op{path} = _path();
+			$op{clock} = -5 * int(rand(13));
 		}
-		elsif ($kind eq 'upgrade') { $op{node} = _pick(qw(a b)); $op{tried} = _pick(0, 1); $op{path} = _path(); }
+		elsif ($kind eq 'upgrade')
+		{
+			$op{node} = _pick(qw(a b));
+			$op{tried} = _pick(0, 1);
+			$op{path} = _path();
+			$op{clock} = -5 * int(rand(13));
+		}
 		elsif ($kind eq 'drop' || $kind eq 'create') { $op{node} = _pick(@LINEAGES); $op{db} = int(rand(3)); }
 		elsif ($kind eq 'template') { $op{node} = _pick(@LINEAGES); }
 		elsif ($kind eq 'identity') { $op{node} = 'b'; $op{worker} = _pick(2, 20, 21, 22, 23); }
@@ -850,7 +858,8 @@ sub _replace
 			tried => $op->{tried} ? JSON::PP::true : JSON::PP::false);
 	}
 	$l->{server} = $new;
-	$l->{offset} = 0;
+	# The new machine's clock: the real time, or behind it (`clock`, s).
+	$l->{offset} = $op->{clock} // 0;
 	_start($run, $l);
 	if ($state)
 	{
