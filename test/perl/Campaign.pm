@@ -35,7 +35,7 @@
 #   copy node=N hot=0|1 state=0|1 path=P clock=C
 #                           a copy of the server's files started elsewhere
 #                           with its clock at real time + C (clock=C, 0 or
-#                           back up to a minute), the old server gone: hot=1, a
+#                           back up to 40 s), the old server gone: hot=1, a
 #                           file-system snapshot of the running server (all
 #                           its processes stopped, then killed: the machine
 #                           is gone); hot=0, the files of the server stopped
@@ -87,6 +87,7 @@ our $HEAL_S = 30;              # a node issues again this soon after its fault h
 our $LEASE_S = 10;             # snowflake.registry_lease of c and d
 our $STATEMENT_TIMEOUT_MS = 10_000;
 our $SESSION_LIMIT_S = 90;     # a writer session running longer is hung
+our $WARMUP_S = 20;            # the writers' time before the first operation
 our $CHECKER = File::Spec->rel2abs(dirname(__FILE__) . '/../campaign/check.py');
 
 my @LINEAGES = qw(a b c d);
@@ -152,14 +153,14 @@ sub generate
 			$op{state} = _pick(0, 0, 1);
 			$op{hot} = _pick(0, 1);
 			$op{path} = _path();
-			$op{clock} = -5 * int(rand(13));
+			$op{clock} = -5 * int(rand(9));
 		}
 		elsif ($kind eq 'upgrade')
 		{
 			$op{node} = _pick(qw(a b));
 			$op{tried} = _pick(0, 1);
 			$op{path} = _path();
-			$op{clock} = -5 * int(rand(13));
+			$op{clock} = -5 * int(rand(9));
 		}
 		elsif ($kind eq 'drop' || $kind eq 'create') { $op{node} = _pick(@LINEAGES); $op{db} = int(rand(3)); }
 		elsif ($kind eq 'template') { $op{node} = _pick(@LINEAGES); }
@@ -341,6 +342,9 @@ sub _run
 	SnowflakeTest::set_config($a->{server}, synchronous_standby_names => '*');
 	$a->{standby} = $standby;
 	for my $lineage (@LINEAGES) { _await_issuing($run, $run->{lineage}{$lineage}, 'setup', $HEAL_S + $LEASE_S); }
+	# A history to fall into: a node whose clock is behind issues IDs of
+	# the milliseconds the others wrote in before.
+	_pause($run, $WARMUP_S);
 	_event($run, kind => 'setup', seconds => sprintf('%.1f', time - $started),
 		statement_timeout_ms => $STATEMENT_TIMEOUT_MS);
 
@@ -387,11 +391,16 @@ sub _session_sql
 	my @sql = ("\\timing on", "SET statement_timeout = $STATEMENT_TIMEOUT_MS;");
 	my $identity = q{SELECT 'identity ' || coalesce(datacenter_id::text, '') || '/' || coalesce(worker_id::text, '') FROM snowflake_registry_status();};
 	push @sql, $identity if $l->{automatic};
-	for my $k (1 .. 40)
+	# Small statements a few ms apart, for about a second: the IDs spread
+	# over most milliseconds (bursts with gaps between them could miss the
+	# milliseconds of another server of the node's history), and not too
+	# many of them for the checker.
+	for my $k (1 .. 200)
 	{
 		push @sql, $k % 3 == 0
-		  ? 'SELECT snowflake_generate(' . (20 + int(rand(80))) . ');'
-		  : 'INSERT INTO ids (w) SELECT g FROM generate_series(1, ' . (20 + int(rand(180))) . ') g RETURNING id;';
+		  ? 'SELECT snowflake_generate(' . (2 + int(rand(20))) . ');'
+		  : 'INSERT INTO ids (w) SELECT g FROM generate_series(1, ' . (2 + int(rand(30))) . ') g RETURNING id;';
+		push @sql, 'SELECT pg_sleep(0.003);';
 	}
 	push @sql, $identity if $l->{automatic};
 	return join("\n", @sql);
@@ -830,6 +839,7 @@ sub _replace
 	{
 		$old->stop('fast');
 		$new = _new_server($run, $l->{name}, 'upgraded');
+		SnowflakeTest::set_clock_offset($new, $op->{clock} // 0);
 		if ($op->{tried})
 		{
 			SnowflakeTest::start_node($new);
