@@ -50,7 +50,7 @@
 #                                    registry outages against a cluster of real
 #                                    nodes with writers, every ID checked by an
 #                                    independent checker; CAMPAIGN_SEEDS
-#                                    (default "1 2"), CAMPAIGN_OPERATIONS
+#                                    (default "10 125"), CAMPAIGN_OPERATIONS
 #                                    (default 10). Longer runs, replays, shrinking
 #                                    and mutants: test/campaign/run.sh
 #   scripts/test.sh model            the model layer: the protocol against
@@ -294,9 +294,9 @@ run_tap() {
 # three minutes a seed on two cores). A failing seed is replayed and shrunk
 # (a bounded time) to a schedule and a cluster test in build/campaign/found/.
 run_campaign() {
-    section "fault campaign (test/campaign: seeds ${CAMPAIGN_SEEDS:-1 2}, ${CAMPAIGN_OPERATIONS:-10} operations each)"
+    section "fault campaign (test/campaign: seeds ${CAMPAIGN_SEEDS:-10 125}, ${CAMPAIGN_OPERATIONS:-10} operations each)"
     local seeds=() seed
-    for seed in ${CAMPAIGN_SEEDS:-1 2}; do seeds+=(--seed "$seed"); done
+    for seed in ${CAMPAIGN_SEEDS:-10 125}; do seeds+=(--seed "$seed"); done
     test/campaign/run.sh "${seeds[@]}" --operations "${CAMPAIGN_OPERATIONS:-10}" \
         --shrink-budget-s "${CAMPAIGN_SHRINK_BUDGET_S:-600}"
 }
