@@ -164,7 +164,7 @@ sub write_out
 	my $file = "$out/seed_$seed.schedule";
 	open my $fh, '>', $file or die "$file: $!";
 	print $fh "# campaign seed $seed, shrunk from $original_count operations to " . scalar(@$schedule)
-	  . ($mutant ? " (mutant $mutant)" : '') . "\n# replay: test/campaign/run.sh --schedule $file\n$text";
+	  . ($mutant ? " (mutant $mutant)" : '') . "\n# replay: test/campaign/run.sh --schedule build/campaign/found/seed_$seed.schedule\n$text";
 	close $fh;
 	my $number = 91;
 	if ($tests_dir)
@@ -177,7 +177,7 @@ sub write_out
 	print $fh <<"EOF";
 # Found by the fault campaign (test/campaign, doc/campaign.md): seed $seed,
 # shrunk from $original_count operations to @{[ scalar @$schedule ]}@{[ $mutant ? " (with mutant $mutant applied)" : '' ]}.
-# Test/perl/Campaign.pm builds the campaign's cluster (a with a synchronous
+# test/perl/Campaign.pm builds the campaign's cluster (a with a synchronous
 # standby, b, c leasing from a registry, d checked against it), runs these
 # operations with writers on every node, and test/campaign/check.py checks
 # every ID a client got. What the campaign found:
