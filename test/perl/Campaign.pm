@@ -228,7 +228,7 @@ sub _conf
 	# The framework turns restart_after_crash off; a killed backend then
 	# takes the server down. On, as in production, the postmaster restarts.
 	my @conf = ("snowflake.max_lead = '10min'", "log_line_prefix = '%m [%p] %b '",
-		'restart_after_crash = on');
+		'restart_after_crash = on', 'max_prepared_transactions = 2');
 	if ($lineage eq 'c' || $lineage eq 'd')
 	{
 		push @conf, "snowflake.registry = '$run->{registry_conninfo}'",
@@ -316,6 +316,9 @@ sub _run
 		my ($dc, $worker) = _identity_conf($lineage);
 		my $node = _new_server($run, $lineage, 'n', allows_streaming => $lineage eq 'a' ? 1 : 0);
 		SnowflakeTest::start_node($node);
+		# "blocked" comes before "app" in OID order: a prepared transaction
+		# holding it holds up the check of the databases (held copies).
+		$node->safe_psql('postgres', 'CREATE DATABASE blocked');
 		$node->safe_psql('postgres', 'CREATE DATABASE app');
 		$node->safe_psql('app', q{
 			CREATE EXTENSION snowflake;
@@ -779,6 +782,12 @@ sub _operation
 	return 1;
 }
 
+sub _held
+{
+	my ($op) = @_;
+	return $op->{kind} eq 'copy' && !$op->{hot} && !$op->{state} && $op->{path} =~ /^drop/;
+}
+
 sub _create_extension
 {
 	my ($l, $db) = @_;
@@ -823,6 +832,13 @@ sub _replace
 		}
 		else
 		{
+			# A cold copy whose operator drops the extension first carries a
+			# prepared transaction (an in-doubt one of a transaction manager)
+			# that holds up its check of the databases: the drop then comes
+			# while the bound is not known yet.
+			_must_sql($old, 'postgres',
+				"BEGIN; ALTER DATABASE blocked RENAME TO blocked_held; PREPARE TRANSACTION 'hold'")
+			  if _held($op);
 			$old->stop('fast');
 			PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $new->data_dir);
 		}
@@ -880,12 +896,28 @@ sub _replace
 	# Without the state file it must refuse, whatever the operator does,
 	# until given the bound; the writers keep trying meanwhile.
 	$l->{refusing} = 1;
-	$l->{quiet} = 0;
-	_pause($run, 1);
 	# A hot copy whose recovery replayed a bound record knows its bound.
 	my $must = !($op->{kind} eq 'copy' && $op->{hot});
+	my @path = split /,/, $op->{path};
+	# A path that begins with a drop drops at once, as the server starts:
+	# maybe while the check of the databases still runs (bound_origin.cpp:
+	# a drop while the bound is not known marks it unknown).
+	if ($path[0] eq 'drop')
+	{
+		_must_sql($l->{server}, 'app', 'DROP EXTENSION snowflake CASCADE');
+		$l->{ext}{app} = 0;
+		_event($run, kind => 'step', step => 'drop at start', server => $new->name);
+		shift @path;
+		if (_held($op))
+		{
+			_must_sql($l->{server}, 'postgres', "ROLLBACK PREPARED 'hold'");
+			_event($run, kind => 'step', step => 'check released', server => $new->name);
+		}
+	}
+	$l->{quiet} = 0;
+	_pause($run, 1);
 	_must_refuse($run, $l, "$op->{kind} without pg_snowflake/", $must);
-	for my $step (split /,/, $op->{path})
+	for my $step (@path)
 	{
 		next if $step eq 'none';
 		if ($step eq 'drop')
