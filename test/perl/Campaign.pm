@@ -835,9 +835,10 @@ sub _replace
 			# A cold copy whose operator drops the extension first carries a
 			# prepared transaction (an in-doubt one of a transaction manager)
 			# that holds up its check of the databases: the drop then comes
-			# while the bound is not known yet.
+			# while the bound is not known yet. (a's synchronous standby is
+			# gone by now: the transaction commits locally.)
 			_must_sql($old, 'postgres',
-				"BEGIN; ALTER DATABASE blocked RENAME TO blocked_held; PREPARE TRANSACTION 'hold'")
+				"BEGIN; SET LOCAL synchronous_commit = local; ALTER DATABASE blocked RENAME TO blocked_held; PREPARE TRANSACTION 'hold'")
 			  if _held($op);
 			$old->stop('fast');
 			PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $new->data_dir);
