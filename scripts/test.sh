@@ -5,8 +5,8 @@
 #
 #   scripts/test.sh                  every layer, in this order: unit model
 #                                    simulation fuzz sql sqlsmith sanitize tap
-#                                    mutants ha regress citus clients
-#                                    monitoring upgrade
+#                                    mutants campaign ha regress citus
+#                                    clients monitoring upgrade
 #   scripts/test.sh unit sql tap ha regress citus upgrade
 #                                    some layers: unit (packaging checks,
 #                                    formatting, GoogleTest plain and
@@ -42,6 +42,17 @@
 #                                    release that serves it; on 15, the first,
 #                                    skipped, saying so: pg_upgrade within a
 #                                    major is test/t/063 of the tap layer)
+#   scripts/test.sh campaign         the fault campaign (test/campaign,
+#                                    doc/campaign.md): seeded schedules of
+#                                    kills, crashes, clock steps, a promotion,
+#                                    copies, pg_upgrade, drops and re-creations,
+#                                    template copies, identity changes and
+#                                    registry outages against a cluster of real
+#                                    nodes with writers, every ID checked by an
+#                                    independent checker; CAMPAIGN_SEEDS
+#                                    (default "10 125"), CAMPAIGN_OPERATIONS
+#                                    (default 10). Longer runs, replays, shrinking
+#                                    and mutants: test/campaign/run.sh
 #   scripts/test.sh model            the model layer: the protocol against
 #                                    duplicate IDs checked exhaustively by SPIN
 #                                    (test/model/, doc/model.md), and each of
@@ -97,7 +108,7 @@ fi
 
 # Every layer runs in this order, however they were named: upgrade last, as
 # it adds another Debian release's archive to apt's sources.
-ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap mutants ha regress citus clients monitoring upgrade)
+ALL_LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap mutants campaign ha regress citus clients monitoring upgrade)
 is_layer() { [[ " ${ALL_LAYERS[*]} " == *" $1 "* ]]; }
 
 layers=()
@@ -241,7 +252,7 @@ prove_as_postgres() {
     local work
     work=$(mktemp -d /tmp/snowflake-tap.XXXXXX)
     mkdir -p "$work/test" "$work/doc"
-    cp -r test/t test/citus test/perl "$work/test/"
+    cp -r test/t test/citus test/perl test/campaign "$work/test/"
     cp doc/registry.md "$work/doc/"
     chown -R postgres: "$work"
     local tests=("${@/#/$work/}")
@@ -290,6 +301,18 @@ run_tap() {
         return 1
     }
     rm -rf "$extension_dir"
+}
+
+# The fault campaign (test/campaign/run.sh, doc/campaign.md), within CI's
+# budget: a fixed list of seeds, a bounded number of operations each (about
+# three minutes a seed on two cores). A failing seed is replayed and shrunk
+# (a bounded time) to a schedule and a cluster test in build/campaign/found/.
+run_campaign() {
+    section "fault campaign (test/campaign: seeds ${CAMPAIGN_SEEDS:-10 125}, ${CAMPAIGN_OPERATIONS:-10} operations each)"
+    local seeds=() seed
+    for seed in ${CAMPAIGN_SEEDS:-10 125}; do seeds+=(--seed "$seed"); done
+    test/campaign/run.sh "${seeds[@]}" --operations "${CAMPAIGN_OPERATIONS:-10}" \
+        --shrink-budget-s "${CAMPAIGN_SHRINK_BUDGET_S:-600}"
 }
 
 # snowflake.so built with ASan and UBSan (-fsanitize=address,undefined, one
@@ -573,6 +596,7 @@ for layer in "${ALL_LAYERS[@]}"; do
         sqlsmith) build_extension; section "sqlsmith and random calls (test/sqlsmith)"; test/sqlsmith/run.sh ;;
         tap) build_extension; run_tap ;;
         mutants) run_mutants ;;
+        campaign) run_campaign ;;
         ha) build_extension; run_ha ;;
         regress) build_extension; run_regress ;;
         citus) build_extension; run_citus ;;

@@ -11,6 +11,9 @@ test kills, or whose text is no longer in its file (the list has gone stale),
 fails the layer.
 
   run.py --tree DIR --pg-config PATH [--sample N --seed S] [--list] [NAME...]
+  run.py --tree DIR --apply NAME   only apply the mutant to the tree, and leave
+                                   it so (the fault campaign builds and runs
+                                   it: test/campaign/run.sh --mutant NAME)
 """
 import argparse
 import os
@@ -59,6 +62,24 @@ def parse(path):
         if not mutant["find"]:
             sys.exit(f"{path}:{mutant['line']}: mutant {mutant['name']} has no '--- find' text")
     return mutants
+
+
+def apply(mutants, tree, name):
+    """Applies the mutant `name` to the files of `tree` and leaves it applied."""
+    chosen = [m for m in mutants if m["name"] == name]
+    if not chosen:
+        sys.exit(f"no such mutant: {name}")
+    mutant = chosen[0]
+    path = os.path.join(tree, mutant["file"])
+    with open(path, encoding="utf-8") as source:
+        original = source.read()
+    occurrences = original.count(mutant["find"])
+    if occurrences != 1:
+        sys.exit(f"mutant {name}: its text is in {mutant['file']} {occurrences} times, not once")
+    with open(path, "w", encoding="utf-8") as target:
+        target.write(original.replace(mutant["find"], mutant["replace"]))
+    print(f"mutant {name} applied to {path}: {mutant['what']}")
+    return 0
 
 
 def run(command, tree, environment, log):
@@ -110,7 +131,8 @@ def first_failure(log_path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", required=True)
-    parser.add_argument("--pg-config", required=True)
+    parser.add_argument("--pg-config")
+    parser.add_argument("--apply", metavar="NAME", help="apply this mutant to the tree and exit")
     parser.add_argument("--list-file", default="test/mutants/mutants.txt")
     parser.add_argument("--sample", type=int, default=0, help="this many mutants, drawn by --seed")
     parser.add_argument("--seed", type=int, default=1)
@@ -120,6 +142,10 @@ def main():
     arguments = parser.parse_args()
 
     mutants = parse(arguments.list_file)
+    if arguments.apply:
+        return apply(mutants, arguments.tree, arguments.apply)
+    if not arguments.pg_config and not arguments.list:
+        parser.error("--pg-config is needed")
     if arguments.list:
         for mutant in mutants:
             print(f"{mutant['name']:32} {mutant['file']:32} {mutant['tests']}")
