@@ -118,6 +118,15 @@ def run_tests(tree, pg_config, tests, log):
     return "passed" if run(tests_command, tree, environment, log) else "failed"
 
 
+def skipped_reason(log_path):
+    """Why a cluster test of `log_path` skipped itself (prove's "skipped: ..."), or None."""
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            if ".pl " in line and " skipped: " in line:
+                return line.split(" skipped: ", 1)[1].strip()
+    return None
+
+
 def first_failure(log_path):
     """The first line of `log_path` that names a failed test: what killed."""
     markers = ("Failed test", "not ok", "FAILED", "failed (", "Bail out", "Dubious")
@@ -164,6 +173,7 @@ def main():
 
     os.makedirs(arguments.logs, exist_ok=True)
     # The tests first pass without a mutant: else a failure would kill nothing.
+    unjudged = {}
     for tests in dict.fromkeys(m["tests"] for m in chosen):
         log_path = os.path.join(arguments.logs, "baseline-" + "_".join(
             os.path.basename(word) for word in tests.split()) + ".log")
@@ -173,8 +183,15 @@ def main():
             print(f"BASELINE  {tests} fails without a mutant ({verdict}; log {log_path}): "
                   f"{first_failure(log_path)}", flush=True)
             return 1
+        reason = skipped_reason(log_path)
+        if reason:
+            # A test that cannot run here cannot kill: its mutants are not judged.
+            unjudged[tests] = reason
+            print(f"SKIPPED: the mutants of {tests}: it skips here ({reason})", flush=True)
+            continue
         print(f"baseline  {tests} passes without a mutant", flush=True)
     killed, survived, stale, broken = [], [], [], []
+    chosen = [m for m in chosen if m["tests"] not in unjudged]
     for mutant in chosen:
         path = os.path.join(arguments.tree, mutant["file"])
         with open(path, encoding="utf-8") as source:

@@ -37,7 +37,7 @@ use Time::HiRes qw(usleep);
 my ($DATACENTER, $WORKER) = (2, 5);
 my ($registry, $conninfo) = SnowflakeTest::start_registry();
 my @registry_conf =
-  ("snowflake.registry = '$conninfo'", "snowflake.registry_lease = '6s'");
+  ("snowflake.registry = '$conninfo'", "snowflake.registry_lease = '15s'");
 
 sub row { return SnowflakeTest::registry_row($registry, $DATACENTER, $WORKER, @_); }
 
