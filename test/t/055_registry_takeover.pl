@@ -71,7 +71,8 @@ SnowflakeTest::create_id_writers($original);
 SnowflakeTest::wait_for_registry($original, "state = 'held'");
 $original->backup('base');
 
-my @original_writers = SnowflakeTest::start_writers($original, 2, batch => 20);
+my @original_writers =
+  SnowflakeTest::start_writers($original, 2, batch => 20, max_batches => 10_000_000);
 $original->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids')
   or die 'the original issues no IDs';
 my $target = $original->safe_psql('postgres', 'SELECT now()');
@@ -123,6 +124,11 @@ like($r->{hint}, qr/snowflake\.max_lead >= snowflake\.registry_lease/,
 signal_worker($original, 'CONT');
 SnowflakeTest::wait_for_registry($original, "state = 'conflict'",
 	'the original is fenced at its next renewal');
+# The fenced original's writers end at their next ID; wait for that before
+# stopping them, so that none ends cleanly first.
+my $fence_deadline = time + 30;
+usleep(200_000)
+  while time < $fence_deadline && grep { SnowflakeTest::running($_) } @original_writers;
 my @results = SnowflakeTest::stop_writers($original, @original_writers);
 is(scalar(grep { ($_->{sqlstate} // '') eq '55000' } @results),
 	2, 'the original\'s writers were stopped by the fence (55000)');
