@@ -171,15 +171,24 @@ started. It inherits the primary's configuration, snowflake identity
 included, as a real standby would. Options: C<faketime> and C<conf> as for
 init_node.
 
+The standby streams through a physical replication slot made on the primary
+before the backup (named C<$name>), so that a loaded machine on which the
+standby falls behind a primary that writes fast never finds the WAL it needs
+removed by a checkpoint (a CI root once did: "requested WAL segment ... has
+already been removed").
+
 =cut
 
 sub init_standby
 {
 	my ($primary, $name, %options) = @_;
 	my $backup = "for_$name";
+	$primary->safe_psql('postgres',
+		"SELECT pg_catalog.pg_create_physical_replication_slot('$name', true)");
 	$primary->backup($backup);
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init_from_backup($primary, $backup, has_streaming => 1);
+	$node->append_conf('postgresql.conf', "primary_slot_name = '$name'");
 	$node->append_conf('postgresql.conf', join("\n", @{ $options{conf} }))
 	  if $options{conf};
 	enable_faketime($node) if $options{faketime};
