@@ -39,3 +39,54 @@ CREATE FUNCTION snowflake_from_public(public_id text, tweak text DEFAULT '') RET
 
 COMMENT ON FUNCTION snowflake_from_public(text, text) IS
     'The ID whose snowflake_to_public text this is, under any key still in snowflake.public_id_keys_file and the same tweak; any well-formed text gives some ID';
+
+-- What the registry can lose (issue 37) --------------------------------------
+-- snowflake_registry_status gains three last columns: registry_durability
+-- (synchronous, no standby, asynchronous standbys or in recovery: what the
+-- registry worker last found the registry can lose of the claims and
+-- renewals it acknowledged; NULL when unknown), registry_standbys (the
+-- standbys streaming from it) and registry_history_changed_at (when the
+-- worker last found it on another system identifier or timeline: a failover
+-- or a restore). A function's columns cannot change in place: the view and
+-- its function are made again, with the privileges the extension grants (as
+-- 1.3 made them); a privilege granted on the view by hand must be granted
+-- again.
+DROP VIEW snowflake_registry_status;
+DROP FUNCTION snowflake_registry_status();
+
+CREATE FUNCTION snowflake_registry_status(
+        OUT in_use boolean,
+        OUT state text,
+        OUT automatic boolean,
+        OUT datacenter_id integer,
+        OUT worker_id integer,
+        OUT system_identifier numeric,
+        OUT claimed_at timestamptz,
+        OUT renewed_at timestamptz,
+        OUT expires_at timestamptz,
+        OUT valid_until timestamptz,
+        OUT conflict_host text,
+        OUT conflict_data_directory text,
+        OUT conflict_system_identifier numeric,
+        OUT conflict_timeline bigint,
+        OUT conflict_since timestamptz,
+        OUT conflict_expires_at timestamptz,
+        OUT last_error text,
+        OUT last_error_at timestamptz,
+        OUT registry_durability text,
+        OUT registry_standbys integer,
+        OUT registry_history_changed_at timestamptz)
+    RETURNS record
+    AS 'MODULE_PATHNAME', 'snowflake_registry_status'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_registry_status() IS
+    'This node''s lease in the snowflake.registry database: state (disabled, starting, standby, unconfigured, held, expired, conflict, unreachable, exhausted, released), identity, lease times, the other node in a conflict, the last error, what the registry can lose (registry_durability: synchronous, no standby, asynchronous standbys, in recovery) (needs SELECT on snowflake_registry_status)';
+
+CREATE VIEW snowflake_registry_status AS SELECT * FROM snowflake_registry_status();
+
+COMMENT ON VIEW snowflake_registry_status IS
+    'One row: this node''s lease in the snowflake.registry database';
+
+REVOKE ALL ON snowflake_registry_status FROM PUBLIC;
+GRANT SELECT ON snowflake_registry_status TO pg_monitor;

@@ -189,3 +189,44 @@ SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
  WHERE p.proname IN ('snowflake_to_public', 'snowflake_from_public')
  ORDER BY p.oid::regprocedure::text;
+
+-- 1.6 to 1.7 directly: snowflake_registry_status gains its last columns,
+-- registry_durability, registry_standbys and registry_history_changed_at
+-- (issue 37: what the registry can lose). The view and its function are made
+-- again, read by pg_monitor, not by PUBLIC. Before the update the library
+-- serves 1.6's eighteen columns. The views are then the same as those of an
+-- extension created at 1.7.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.6';
+SELECT count(*) AS registry_columns_under_1_6 FROM pg_attribute
+ WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 0;
+SELECT in_use, state FROM snowflake_registry_status;
+ALTER EXTENSION snowflake UPDATE;
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 18 ORDER BY attnum;
+SELECT in_use, state, registry_durability, registry_standbys, registry_history_changed_at
+  FROM snowflake_registry_status;
+SELECT has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT') AS monitor_reads,
+       has_table_privilege('public', 'snowflake_registry_status', 'SELECT') AS public_reads,
+       has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
+       obj_description('snowflake_registry_status'::regclass, 'pg_class') IS NOT NULL AS view_commented,
+       obj_description('snowflake_registry_status()'::regprocedure, 'pg_proc') IS NOT NULL AS function_commented;
+CREATE TEMP TABLE updated_views AS
+SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
+       obj_description(c.oid, 'pg_class') AS comment
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE c.relkind = 'v';
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.7';
+CREATE TEMP TABLE created_views AS
+SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
+       obj_description(c.oid, 'pg_class') AS comment
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE c.relkind = 'v';
+SELECT count(*) AS views FROM created_views;
+SELECT 'only updated' AS side, relname FROM (TABLE updated_views EXCEPT TABLE created_views) u
+UNION ALL
+SELECT 'only created', relname FROM (TABLE created_views EXCEPT TABLE updated_views) c
+ORDER BY 1, 2;

@@ -12,7 +12,8 @@
 // registry may trust (see connect_registry()); the session's search_path is
 // then pinned to pg_catalog, and every statement names the table with its
 // schema. No function or operator another role planted in a schema of the
-// path runs in the worker's session.
+// path runs in the worker's session. Its synchronous_commit is pinned to on
+// as well (durability.cpp).
 #include "client.hpp"
 #include "statements.hpp"
 
@@ -114,6 +115,16 @@ void disconnect() {
   client.table[0] = '\0';
 }
 
+void describe_server(char* out, size_t size) {
+  if (client.connection == nullptr) {
+    strlcpy(out, "not connected", size);
+    return;
+  }
+  char server[kHostSize];
+  snprintf(server, sizeof(server), "%s:%s", PQhost(client.connection), PQport(client.connection));
+  copy_printable(out, size, server);
+}
+
 const char* with_table(const char* text) {
   constexpr char kToken[] = "{table}";
   StringInfoData out;
@@ -177,7 +188,10 @@ PGresult* run(const char* sql, int count, const char* const* parameters, char* e
 }
 
 // Connects, bounds the registry's statement and lock waits, pins the
-// session's search_path to pg_catalog and resolves the table. Only the first
+// session's synchronous_commit to on (a registry with synchronous standbys
+// then waits for them for every claim and renewal, whatever the role's or the
+// database's default: durability.cpp) and its search_path to pg_catalog,
+// and resolves the table. Only the first
 // statement runs under the connection's own search_path (options=-csearch_path=
 // in snowflake.registry, or the role's or database's): it names pg_catalog's
 // functions with their schema, has no operator, and reads the path's schemas
@@ -231,7 +245,8 @@ bool connect_registry(char* error) {
   PGresult* result =
       run("SELECT pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, false),\n"
           "    pg_catalog.set_config('lock_timeout', $1::pg_catalog.text, false),\n"
-          "    pg_catalog.current_schemas(false)",
+          "    pg_catalog.current_schemas(false),\n"
+          "    pg_catalog.set_config('synchronous_commit', 'on', false)",
           1, timeouts, error);
   if (result == nullptr) {
     disconnect();

@@ -34,6 +34,9 @@ const char* connected_to();
 bool connect_registry(char* error);
 void disconnect();
 
+// The registry server the connection reached, "host:port" (no password).
+void describe_server(char* out, size_t size);
+
 // `text` with each {table} replaced by the table the connection resolved
 // (allocated in the current memory context).
 const char* with_table(const char* text);

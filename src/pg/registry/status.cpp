@@ -4,6 +4,7 @@
 // view (../status.hpp).
 #include "../boundary.hpp"
 #include "../status.hpp"
+#include "durability.hpp"
 #include "view.hpp"
 
 using namespace snowflake::pg;
@@ -49,7 +50,9 @@ SNOWFLAKE_FUNCTION(snowflake_registry_status) {
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_registry_status: return type must be a row type");
-  constexpr int kColumns = 18;
+  // 21 columns since 1.7 (the registry's durability); 18 before the update.
+  constexpr int kColumns = 21;
+  if (descriptor->natts > kColumns) elog(ERROR, "snowflake_registry_status: unexpected row type");
   Datum values[kColumns];
   bool nulls[kColumns];
   for (int i = 0; i < kColumns; i++) {
@@ -97,5 +100,11 @@ SNOWFLAKE_FUNCTION(snowflake_registry_status) {
     set(16, CStringGetTextDatum(view.error));
     set(17, TimestampTzGetDatum(view.error_at));
   }
+  const RegistryFacts& registry = view.registry;
+  if (const char* durability = durability_name(registry.durability); durability != nullptr)
+    set(18, CStringGetTextDatum(durability));
+  if (registry.durability != Durability::kUnknown && registry.standbys >= 0)
+    set(19, Int32GetDatum(registry.standbys));
+  if (registry.history_changed_at != 0) set(20, TimestampTzGetDatum(registry.history_changed_at));
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
 }

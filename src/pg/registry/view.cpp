@@ -71,6 +71,7 @@ void startup_hook() {
     ConditionVariableInit(&shared->changed);
     if (postmaster_token == 0) postmaster_token = draw_token();
     shared->token = postmaster_token;
+    memset(static_cast<void*>(&shared->view), 0, sizeof(View));
     reset_view(&shared->view, settings.registry_configured ? State::kStarting : State::kDisabled);
   }
   LWLockRelease(AddinShmemInitLock);
@@ -87,7 +88,9 @@ void write_view(const View& view) {
 }
 
 void reset_view(View* view, State state) {
+  const RegistryFacts facts = view->registry;
   memset(static_cast<void*>(view), 0, sizeof(View));
+  view->registry = facts;
   view->state = state;
   view->target_datacenter_id = settings.datacenter_id;
   view->target_worker_id = settings.worker_id;

@@ -47,6 +47,30 @@ struct Holder {
   TimestampTz expires_at;
 };
 
+// What the registry can lose of what it acknowledged, as the worker's last
+// probe of it found (worker.cpp, "Durability").
+enum class Durability : int32 {
+  kUnknown,       // not probed yet, or its pg_stat_replication is not readable
+  kSynchronous,   // synchronous_standby_names set: commits wait for a standby
+  kNoStandby,     // nothing streams from it
+  kAsynchronous,  // standbys stream from it, none synchronous: a failover may lose commits
+  kInRecovery,    // it is a standby itself (it takes no claim)
+};
+
+// The registry as the worker's probes saw it; kept across reset_view(), cleared
+// when the registry changes (snowflake.registry) or is turned off.
+struct RegistryFacts {
+  Durability durability;
+  int32 standbys;  // rows of its pg_stat_replication, -1 if unknown
+  // Its pg_control_system() and pg_control_checkpoint() at the last probe
+  // ("" and 0 when unknown: not probed, or not executable by the role).
+  char system_identifier[kSystemIdentifierSize];
+  int64 timeline;
+  // When a probe last found another system identifier or timeline than the
+  // one before (a failover or a restore of the registry), 0 if never.
+  TimestampTz history_changed_at;
+};
+
 // A registry time as text; 0 (no such time) is "(never)".
 inline const char* registry_time(TimestampTz t) {
   return t == 0 ? "(never)" : timestamp_text(t);
@@ -75,6 +99,7 @@ struct View {
   char floor_host[kHostSize];
   TimestampTz error_at;
   char error[kErrorSize];
+  RegistryFacts registry;
 };
 
 constexpr size_t kHotSize = offsetof(View, mine);
@@ -118,7 +143,8 @@ inline void read_view(View* out, size_t size) {
 // The worker's write (the only writer, so no lock); broadcasts `changed`.
 void write_view(const View& view);
 
-// Empties `view` into `state`, for the identity settings as they are now.
+// Empties `view` into `state`, for the identity settings as they are now; its
+// `registry` facts are kept.
 void reset_view(View* view, State state);
 
 // The clock of leases and waits: monotonic, and unlike CLOCK_MONOTONIC it

@@ -42,6 +42,10 @@
 // takes the row at once and finds a floor already past. The lease is left to
 // run, so other nodes (another system identifier, or the same timeline
 // elsewhere) still wait for it.
+//
+// Durability. The worker also asks the registry, at every connection and then
+// every lease, what it can lose of what it acknowledged, and warns when a
+// failover of it may lose claims and renewals (durability.cpp).
 #include <algorithm>
 
 #include "../../core/lease.hpp"
@@ -54,6 +58,7 @@
 #include "../time.hpp"
 #include "claim.hpp"
 #include "client.hpp"
+#include "durability.hpp"
 #include "registry.hpp"
 #include "view.hpp"
 
@@ -77,9 +82,10 @@ constexpr int64_t kRaceRetryUs = 50 * 1000;
 struct Worker {
   View view;
   int64_t next_attempt_us;
-  State logged;         // the last state written to the server log
-  int64 logged_node;    // and its identity
-  bool logged_failure;  // a failure was logged since the last success
+  State logged;           // the last state written to the server log
+  int64 logged_node;      // and its identity
+  bool logged_failure;    // a failure was logged since the last success
+  int64_t next_probe_us;  // when to ask the registry what it can lose again
 };
 
 Worker worker;
@@ -203,10 +209,22 @@ void attempt() {
   char error[kErrorSize];
   Self self;
   describe_self(&self);
-  if (!connected() && !connect_registry(error)) {
+  const bool new_connection = !connected();
+  if (new_connection && !connect_registry(error)) {
     record_failure(error);
     publish();
     return;
+  }
+  // What the registry can lose (durability.cpp): at every connection, then
+  // every lease at most once a minute.
+  if (new_connection || lease_clock_us() >= worker.next_probe_us) {
+    if (!probe_durability(&worker.view.registry, error)) {
+      disconnect();
+      record_failure(error);
+      publish();
+      return;
+    }
+    worker.next_probe_us = lease_clock_us() + probe_interval_us();
   }
   ClaimResult result;
   if (settings.worker_id >= 0) {
@@ -296,6 +314,13 @@ void retarget() {
   publish();
 }
 
+// Another registry, or none: what the probes found of the last one no longer
+// applies, and its history is not this one's.
+void forget_registry() {
+  worker.view.registry = RegistryFacts{};
+  worker.next_probe_us = 0;
+}
+
 void set_state(State state) {
   if (worker.view.state == state) return;
   reset_view(&worker.view, state);
@@ -347,7 +372,10 @@ void release() {
 void reload() {
   ConfigReloadPending = false;
   const int lease_ms = settings.registry_lease_ms;
+  const char* registry = pstrdup(settings.registry != nullptr ? settings.registry : "");
   ProcessConfigFile(PGC_SIGHUP);
+  if (strcmp(registry, settings.registry != nullptr ? settings.registry : "") != 0)
+    forget_registry();
   if (connected_to() != nullptr && strcmp(connected_to(), settings.registry) != 0) {
     disconnect();
     worker.next_attempt_us = 0;
@@ -410,6 +438,7 @@ void snowflake_registry_main(Datum) {
       timeout_ms = RecoveryInProgress() ? kRecoveryPollMs : step_bound_check();
     if (!settings.registry_configured) {
       disconnect();
+      if (worker.view.state != State::kDisabled) forget_registry();
       set_state(State::kDisabled);
     } else if (RecoveryInProgress()) {
       disconnect();

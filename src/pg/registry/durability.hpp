@@ -1,0 +1,25 @@
+// What the registry can lose of the claims and renewals it acknowledged, as
+// the registry worker finds out by asking it (durability.cpp states what it
+// asks and what it cannot see). Only the worker (worker.cpp) uses it.
+#pragma once
+
+#include "../postgres.hpp"
+#include "view.hpp"
+
+namespace snowflake::pg::registry {
+
+// The durability's name in snowflake_registry_status, or nullptr when unknown.
+const char* durability_name(Durability durability);
+
+// Asks the registry over the open connection what it can lose, and updates
+// `facts` (the View's): a WARNING, once per change, when it streams only to
+// asynchronous standbys, and when its system identifier or timeline differs
+// from the last probe's (a failover or a restore happened since). false with
+// the reason in `error` if a statement failed (the caller disconnects).
+bool probe_durability(RegistryFacts* facts, char* error);
+
+// How often a connected worker probes again: every lease, at most once a
+// minute (and at every new connection).
+int64_t probe_interval_us();
+
+}  // namespace snowflake::pg::registry
