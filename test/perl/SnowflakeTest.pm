@@ -795,11 +795,13 @@ sub check_ids
 
 =over
 
-=item start_registry() => ($registry, $conninfo)
+=item start_registry(%options) => ($registry, $conninfo)
 
 Starts a cluster holding an empty database C<registry>, and returns it with a
 libpq connection string for it, to put in snowflake.registry (append
-C<user=...> and other options as needed).
+C<user=...> and other options as needed). Option: C<allows_streaming> (passed
+to PostgreSQL::Test::Cluster::init), for a registry that gets a standby
+(init_standby).
 
 =item registry_status($node, $columns) => $text
 
@@ -825,8 +827,9 @@ name; on failure shows the whole status.
 
 sub start_registry
 {
+	my (%options) = @_;
 	my $registry = PostgreSQL::Test::Cluster->new('registry');
-	$registry->init;
+	$registry->init(allows_streaming => $options{allows_streaming} // 0);
 	$registry->start;
 	$registry->safe_psql('postgres', 'CREATE DATABASE registry');
 	push @nodes, $registry;
