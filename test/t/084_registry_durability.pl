@@ -127,7 +127,7 @@ ok(wait_for_warnings($ASYNCHRONOUS, 1), 'a WARNING about the asynchronous standb
 is(warnings_of($ASYNCHRONOUS), 1, 'exactly one, after three probes');
 like(
 	slurp_file($node->logfile),
-	qr/$ASYNCHRONOUS: 1 standbys stream from it, none synchronous\n.*DETAIL:  The registry \(.*\) has an empty synchronous_standby_names\. A failover .*\n.*HINT:  Configure synchronous_standby_names on the registry \(with Patroni: synchronous_mode\)/,
+	qr/$ASYNCHRONOUS: 1 standby streams from it, not synchronously\n.*DETAIL:  The registry \(.*\) has an empty synchronous_standby_names\. A failover .*\n.*HINT:  Configure synchronous_standby_names on the registry \(with Patroni: synchronous_mode\)/,
 	'the WARNING has its DETAIL and HINT');
 is( $registry->safe_psql('registry',
 		'SELECT string_agg(DISTINCT synchronous_commit, \', \') FROM public.writes'),

@@ -68,9 +68,11 @@ void log_durability(Durability before, const RegistryFacts& facts, const char* s
   if (facts.durability == Durability::kAsynchronous) {
     ereport(
         WARNING,
-        (errmsg("the snowflake registry can lose the leases it acknowledged: %d standbys stream "
-                "from it, none synchronous",
-                facts.standbys),
+        (errmsg_plural("the snowflake registry can lose the leases it acknowledged: %d standby "
+                       "streams from it, not synchronously",
+                       "the snowflake registry can lose the leases it acknowledged: %d standbys "
+                       "stream from it, none synchronously",
+                       facts.standbys, facts.standbys),
          errdetail("The registry (%s) has an empty synchronous_standby_names. A failover to "
                    "one of its standbys may lose the last claims and renewals; a node that "
                    "then takes an identity over may start below IDs already issued.",
