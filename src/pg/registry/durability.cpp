@@ -22,6 +22,21 @@
 //     snowflake.registry is a WARNING too: the registry failed over or was
 //     restored since, and what it says now is trusted only as far as it kept
 //     its commits.
+// After a change of history. The registry may have forgotten renewals it
+// acknowledged before: a row that looks expired or stale while its holder
+// still issues under the lease it renewed, with an ids_before below that
+// holder's last. Every renewal it forgot was acknowledged before this worker
+// saw the change, so that holder's IDs lie below (the time the change was
+// seen) + (its lease) + (its snowflake.max_lead) + 1 ms, on clocks in step.
+// So from then on, every identity this node claims other than by renewing
+// the lease it holds (a takeover, a new claim, its own identity claimed back)
+// starts at least there, the registry's longest lease (at most an hour) and
+// this node's max_lead standing for the holder's (worker.cpp, record_claim).
+// It only raises floors; once that time has passed it changes nothing. It
+// covers the nodes that saw the change, not a holder renewing a row whose
+// takeover the registry forgot, nor a node that first reaches the registry
+// after the change.
+//
 // What it cannot see: a registry restored to an earlier point on the same
 // timeline (a file-system snapshot started as is), a failover that happened
 // while this node was down or not yet connected (the probes compare within
@@ -32,6 +47,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "../../core/clock.hpp"
 #include "../settings.hpp"
 #include "../text.hpp"
 #include "client.hpp"
@@ -41,6 +57,7 @@ namespace snowflake::pg::registry {
 namespace {
 
 constexpr int64_t kLongestProbeIntervalUs = 60 * 1000 * 1000;
+constexpr int64_t kLongestLeaseMs = 60 * 60 * 1000;
 
 bool blank(const char* text) {
   for (const char* p = text; *p != '\0'; p++)
@@ -88,6 +105,21 @@ void log_durability(Durability before, const RegistryFacts& facts, const char* s
   }
 }
 
+// The longest lease of the registry's rows (ms), at most an hour (the
+// longest snowflake.registry_lease); 0 if none.
+bool longest_lease(int64_t* lease_ms, char* error) {
+  PGresult* result =
+      run(with_table("SELECT (extract(epoch FROM max(expires_at - renewed_at))::numeric\n"
+                     "    * 1000::numeric)::bigint\n"
+                     "  FROM {table} WHERE isfinite(expires_at) AND isfinite(renewed_at)"),
+          0, nullptr, error);
+  if (result == nullptr) return false;
+  *lease_ms = PQgetisnull(result, 0, 0) ? 0 : strtoll(PQgetvalue(result, 0, 0), nullptr, 10);
+  *lease_ms = std::clamp<int64_t>(*lease_ms, 0, kLongestLeaseMs);
+  PQclear(result);
+  return true;
+}
+
 }  // namespace
 
 const char* durability_name(Durability durability) {
@@ -112,23 +144,39 @@ int64_t probe_interval_us() {
 
 bool probe_durability(RegistryFacts* facts, char* error) {
   // What this role may read: a function it may not execute fails the
-  // statement that names it, whether or not it is called.
+  // statement that names it, whether or not it is called (pg_walfile_name and
+  // pg_current_wal_lsn are 10's: the statements run on 9.6 too).
   PGresult* result =
       run("SELECT has_table_privilege('pg_catalog.pg_stat_replication', 'SELECT'),\n"
           "    has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE'),\n"
-          "    has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE')",
+          "    has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE'),\n"
+          "    coalesce(has_function_privilege(\n"
+          "        to_regprocedure('pg_catalog.pg_current_wal_lsn()'), 'EXECUTE')\n"
+          "      AND has_function_privilege(\n"
+          "        to_regprocedure('pg_catalog.pg_walfile_name(pg_catalog.pg_lsn)'), 'EXECUTE'),\n"
+          "      false)",
           0, nullptr, error);
   if (result == nullptr) return false;
   const bool replication = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
   const bool system = strcmp(PQgetvalue(result, 0, 1), "t") == 0;
   const bool checkpoint = strcmp(PQgetvalue(result, 0, 2), "t") == 0;
+  const bool wal = strcmp(PQgetvalue(result, 0, 3), "t") == 0;
   PQclear(result);
+  // The timeline: a primary's current one is its WAL file's (the first 8 hex
+  // digits), exact at once after a promotion; the last checkpoint's lags
+  // until the checkpoint that follows it.
+  const char* timeline_sql =
+      wal          ? "CASE WHEN pg_is_in_recovery() THEN NULL::bigint ELSE\n"
+                     "      ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint\n"
+                     "    END"
+      : checkpoint ? "(SELECT timeline_id::bigint FROM pg_control_checkpoint())"
+                   : "NULL::bigint";
   const char* sql = psprintf(
       "SELECT pg_is_in_recovery(), current_setting('synchronous_standby_names'),\n"
       "    current_setting('synchronous_commit'), %s, %s, %s",
       replication ? "(SELECT count(*) FROM pg_stat_replication)" : "NULL::bigint",
       system ? "(SELECT system_identifier::text FROM pg_control_system())" : "NULL::text",
-      checkpoint ? "(SELECT timeline_id::bigint FROM pg_control_checkpoint())" : "NULL::bigint");
+      timeline_sql);
   result = run(sql, 0, nullptr, error);
   if (result == nullptr) return false;
   if (PQntuples(result) != 1) {
@@ -157,6 +205,11 @@ bool probe_durability(RegistryFacts* facts, char* error) {
   const bool other_timeline = timeline != 0 && facts->timeline != 0 && timeline != facts->timeline;
   if (other_system || other_timeline) {
     facts->history_changed_at = GetCurrentTimestamp();
+    int64_t longest_lease_ms = 0;
+    if (!longest_lease(&longest_lease_ms, error)) return false;
+    facts->history_floor_ms = unix_time_ms() +
+                              std::max<int64_t>(longest_lease_ms, settings.registry_lease_ms) +
+                              settings.max_lead_ms + 1;
     ereport(WARNING,
             (errmsg("the snowflake registry's history changed: it is system identifier %s, "
                     "timeline %lld, and was system identifier %s, timeline %lld",
@@ -169,7 +222,9 @@ bool probe_durability(RegistryFacts* facts, char* error) {
                        server),
              errhint("If it failed over to an asynchronous standby or was restored to an earlier "
                      "point, a node that takes an identity over may start below IDs already "
-                     "issued; see \"What it must keep\" in doc/registry.md.")));
+                     "issued; see \"What it must keep\" in doc/registry.md. This node starts "
+                     "every identity it claims from now on at %s or later.",
+                     timestamp_text(timestamptz_from_unix_ms(facts->history_floor_ms)))));
   }
   if (system_identifier[0] != '\0')
     strlcpy(facts->system_identifier, system_identifier, sizeof(facts->system_identifier));

@@ -69,6 +69,11 @@ struct RegistryFacts {
   // When a probe last found another system identifier or timeline than the
   // one before (a failover or a restore of the registry), 0 if never.
   TimestampTz history_changed_at;
+  // Since then, the floor (ms since 1970, 0: none) of every identity this
+  // node claims other than by renewing the lease it holds: above every ID a
+  // holder whose renewals the registry forgot may still issue
+  // (durability.cpp, "After a change of history").
+  int64 history_floor_ms;
 };
 
 // A registry time as text; 0 (no such time) is "(never)".

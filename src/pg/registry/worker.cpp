@@ -48,6 +48,7 @@
 // failover of it may lose claims and renewals (durability.cpp).
 #include <algorithm>
 
+#include "../../core/clock.hpp"
 #include "../../core/lease.hpp"
 #include "../../core/pick.hpp"
 #include "../bound/bound_check.hpp"
@@ -152,12 +153,25 @@ void record_failure(const char* error) {
   worker.next_attempt_us = lease::retry_at_us(lease_clock_us(), lease_us());
 }
 
-void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& result) {
+void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& claimed) {
   View& view = worker.view;
-  if (view.state != State::kHeld || view.datacenter_id != datacenter_id ||
-      view.worker_id != worker_id) {
+  const bool renewal = view.state == State::kHeld && view.datacenter_id == datacenter_id &&
+                       view.worker_id == worker_id;
+  if (!renewal) {
     view.floor = 0;
     view.floor_host[0] = '\0';
+  }
+  // After the registry's history changed, anything but a renewal starts above
+  // what a holder whose renewals it forgot may issue (durability.cpp).
+  ClaimResult result = claimed;
+  if (!renewal && view.registry.history_floor_ms > result.inherited_ms) {
+    result.inherited_ms = view.registry.history_floor_ms;
+    if (result.inherited_ms > unix_time_ms())
+      ereport(LOG, (errmsg("snowflake registry: claiming datacenter_id %d, worker_id %d above %s, "
+                           "as the registry's history changed at %s",
+                           datacenter_id, worker_id,
+                           timestamp_text(timestamptz_from_unix_ms(result.inherited_ms)),
+                           registry_time(view.registry.history_changed_at))));
   }
   apply_inherited(result, &view);
   view.state = State::kHeld;
