@@ -15,13 +15,14 @@
 //     synchronous_standby_names, how many standbys stream from it (the rows of
 //     pg_stat_replication, which any role sees, their columns masked), and,
 //     where the role may execute them, its pg_control_system()'s system
-//     identifier and pg_control_checkpoint()'s timeline. Standbys streaming
+//     identifier and its timeline (its WAL file's name, else its last
+//     checkpoint's). Standbys streaming
 //     with none synchronous ("asynchronous standbys") is a WARNING, once per
 //     change, and shows in snowflake_registry_status;
 //   - another system identifier or timeline than the last probe's of the same
 //     snowflake.registry is a WARNING too: the registry failed over or was
 //     restored since, and what it says now is trusted only as far as it kept
-//     its commits.
+//     its commits; the claims that follow start above a floor (below).
 // After a change of history. The registry may have forgotten renewals it
 // acknowledged before: a row that looks expired or stale while its holder
 // still issues under the lease it renewed, with an ids_before below that

@@ -14,7 +14,8 @@ const char* durability_name(Durability durability);
 // Asks the registry over the open connection what it can lose, and updates
 // `facts` (the View's): a WARNING, once per change, when it streams only to
 // asynchronous standbys, and when its system identifier or timeline differs
-// from the last probe's (a failover or a restore happened since). false with
+// from the last probe's (a failover or a restore happened since: then also
+// facts->history_floor_ms, the floor of later claims). false with
 // the reason in `error` if a statement failed (the caller disconnects).
 bool probe_durability(RegistryFacts* facts, char* error);
 

@@ -45,7 +45,9 @@
 //
 // Durability. The worker also asks the registry, at every connection and then
 // every lease, what it can lose of what it acknowledged, and warns when a
-// failover of it may lose claims and renewals (durability.cpp).
+// failover of it may lose claims and renewals; after a change of the
+// registry's history, a claim that is not a renewal starts above a floor
+// (record_claim; durability.cpp states why).
 #include <algorithm>
 
 #include "../../core/clock.hpp"
