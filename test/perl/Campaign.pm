@@ -864,22 +864,7 @@ sub _replace
 				'CREATE EXTENSION snowflake; SELECT snowflake_nextval(); DROP EXTENSION snowflake');
 			$new->stop('fast');
 		}
-		my $work = PostgreSQL::Test::Utils::tempdir;
-		my ($stdout, $stderr);
-		my $ok = IPC::Run::run(
-			[
-				'pg_upgrade', '--no-sync',
-				'-b', $old->config_data('--bindir'),
-				'-B', $new->config_data('--bindir'),
-				'-d', $old->data_dir,
-				'-D', $new->data_dir,
-				'-s', $new->host,
-				'-p', $old->port,
-				'-P', $new->port
-			],
-			'>', \$stdout, '2>', \$stderr,
-			init => sub { chdir $work or die "chdir $work: $!" },
-			IPC::Run::timeout(300));
+		my ($ok, $stdout, $stderr) = SnowflakeTest::run_pg_upgrade($old, $new, timeout => 300);
 		croak "pg_upgrade failed:\n$stdout\n$stderr" unless $ok;
 		_event($run, kind => 'upgraded', from => $old->name, to => $new->name,
 			tried => $op->{tried} ? JSON::PP::true : JSON::PP::false);

@@ -342,6 +342,46 @@ sub snapshot_node
 	return;
 }
 
+=pod
+
+=item run_pg_upgrade($old, $new, %options) => ($ok, $stdout, $stderr)
+
+Runs the new cluster's C<pg_upgrade> from the stopped C<$old> into the
+stopped C<$new> (C<--no-sync>), in a working directory of its own (it writes
+its logs there). Options: C<mode> (a list of more options, such as
+C<['--link']>) and C<timeout> (seconds, 600 by default). Returns whether it
+succeeded and what it printed; on failure, C<$new>'s pg_upgrade logs are
+added to C<$stderr>.
+
+=cut
+
+sub run_pg_upgrade
+{
+	my ($old, $new, %options) = @_;
+	my $work = PostgreSQL::Test::Utils::tempdir;
+	my ($stdout, $stderr) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			$new->config_data('--bindir') . '/pg_upgrade', '--no-sync',
+			'-b', $old->config_data('--bindir'),
+			'-B', $new->config_data('--bindir'),
+			'-d', $old->data_dir,
+			'-D', $new->data_dir,
+			'-s', $new->host,
+			'-p', $old->port,
+			'-P', $new->port,
+			@{ $options{mode} // [] }
+		],
+		'>', \$stdout, '2>', \$stderr,
+		init => sub { chdir $work or die "chdir $work: $!" },
+		IPC::Run::timeout($options{timeout} // 600));
+	$stderr .= join('',
+		map { "--- $_\n" . PostgreSQL::Test::Utils::slurp_file($_) }
+		  glob($new->data_dir . '/pg_upgrade_output.d/*/log/*'))
+	  unless $ok;
+	return ($ok, $stdout, $stderr);
+}
+
 sub _postmaster_pid
 {
 	my ($node) = @_;
