@@ -7,15 +7,19 @@
 #    an epoch 200 days ago, so its end is 197 days ahead: at start the log
 #    holds exactly one WARNING naming the end, the layout and what to do (the
 #    postmaster's, not one per process, given where no worker runs too), and
-#    snowflake_status shows the same end. Sessions that issue IDs, a reload and a restarted registry worker
-#    add none.
+#    snowflake_status shows the same end. Sessions that issue IDs, a reload
+#    and a restarted registry worker add none.
 # 2. Its clock (libfaketime) a day later: at the registry worker's next round
 #    (a reload wakes it) the log holds the day's warning, the worker's, once;
 #    a day after that, another.
 # 3. Its clock past the end: the day's warning says the clock is after the
 #    layout's range, and snowflake_nextval() refuses with 2200H, saying the
 #    IDs have run out.
-# 4. A node far from its end, in the default layout (2080) and in the widest
+# 4. The first node, its time field widened into a free bit above it
+#    (time:36, doc/layouts.md's remedy for a layout of fewer than 63 bits):
+#    its earlier IDs decode as before, it issues above them, and its end is
+#    592 days away: no warning.
+# 5. A node far from its end, in the default layout (2080) and in the widest
 #    (2^62 ms from 1970, far past the end of timestamptz): no warning at
 #    start nor at a reload; layout_ends_at is 2080's, then infinity with
 #    layout_remaining NULL.
@@ -94,7 +98,9 @@ is( $node->safe_psql(
 	'snowflake_status shows the same end, 2^35 - 1 ms after the epoch, 197 days ahead');
 
 # Sessions that issue, a reload and a restarted registry worker add none.
-$node->safe_psql('postgres', 'SELECT snowflake_nextval()') for 1 .. 5;
+my $issued;
+$issued = $node->safe_psql('postgres', 'SELECT snowflake_nextval()') for 1 .. 5;
+my $decoded = $node->safe_psql('postgres', "SELECT * FROM snowflake_decode($issued)");
 $node->safe_psql('postgres', 'SELECT pg_reload_conf()');
 my $worker = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowflake registry'");
@@ -158,7 +164,30 @@ is( $node->safe_psql('postgres',
 	'past the end: no time remains, the end stays where it was');
 $node->stop('fast');
 
-## 4. Far from the end: no warning -----------------------------------------------------
+## 4. Widened into a free bit above it, the layout goes on above its IDs ------------
+
+# The clock three days ahead, past the IDs issued a day ahead (a clock
+# behind them would refuse for another reason).
+SnowflakeTest::set_clock_offset($node, 3 * $day);
+$node->append_conf('postgresql.conf',
+	"snowflake.layout = 'time:36 worker:5 sequence:12 unit:1ms epoch:$epoch_ms'");
+$log_at = -s $node->logfile;
+SnowflakeTest::start_node($node);
+my $next = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+cmp_ok($next, '>', $issued, 'widened to time:36, the node issues above its earlier IDs');
+is($node->safe_psql('postgres', "SELECT * FROM snowflake_decode($issued)"),
+	$decoded, '... which decode as they did');
+is( $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM layout_ends_at) * 1000)::bigint FROM snowflake_status"),
+	$epoch_ms + 2**36 - 1,
+	'... and the end is twice as far from the epoch');
+$log = slurp_file($node->logfile, $log_at);
+unlike($log, $near_warning, '... 592 days away: no warning');
+like($log, qr/WARNING:  snowflake layout or epoch changed since this node last issued IDs/,
+	'... the start says the layout changed');
+$node->stop('fast');
+
+## 5. Far from the end: no warning -----------------------------------------------------
 
 # No identity: the widest layout below has no node field, and only
 # snowflake_status is read.
