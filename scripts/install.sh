@@ -288,8 +288,8 @@ if ! $configure; then
 fi
 
 # An identity the cluster has already is kept; another one is refused.
-for pair in "snowflake.datacenter_id $current_datacenter $datacenter_id" "snowflake.worker_id $current_worker $worker_id"; do
-    read -r name current wanted <<<"$pair"
+for pair in "snowflake.datacenter_id|$current_datacenter|$datacenter_id" "snowflake.worker_id|$current_worker|$worker_id"; do
+    IFS='|' read -r name current wanted <<<"$pair"
     if [ -n "$current" ] && [ "$current" != "$wanted" ]; then
         fail "cluster $c_major/$c_name has $name = $current already, not $wanted: this script does not change" \
             "a node's identity (its IDs so far carry it). If it is to change, change it yourself" \
