@@ -84,6 +84,8 @@ UPGRADE_HOOK = $(UPGRADE_HOOK_DIR)/snowflake-$(MAJORVERSION)
 install-upgrade-hook:
 	@if [ -z "$(DESTDIR)" ] && [ ! -x /usr/bin/pg_upgradecluster ]; then \
 		echo "no pg_upgradecluster here (Debian's postgresql-common): no hook to install"; \
+	elif [ -x '$(DESTDIR)$(UPGRADE_HOOK)' ] && cmp -s debian/pg_upgradecluster-hook '$(DESTDIR)$(UPGRADE_HOOK)'; then \
+		echo "the pg_upgradecluster hook is installed already ($(DESTDIR)$(UPGRADE_HOOK))"; \
 	elif [ -z "$(DESTDIR)" ] && dpkg-query -S '$(UPGRADE_HOOK)' >/dev/null 2>&1; then \
 		echo "$(UPGRADE_HOOK) belongs to a package ($$(dpkg-query -S '$(UPGRADE_HOOK)' | cut -d: -f1)): left as it is"; \
 	else \
