@@ -180,6 +180,46 @@ say "  pg_config: $PG_CONFIG"
 others=$(printf '%s\n' "${clusters[@]}" | awk -v m="$c_major" -v n="$c_name" 'NF && !($1 == m && $2 == n) {printf " %s/%s", $1, $2}')
 [ -z "$others" ] || say "  left alone:${others}"
 
+# --- what the cluster says now (before any build: a refusal changes nothing) ---
+if [ -z "$c_name" ] && $configure; then
+    fail "--configure needs a cluster of postgresql-common (pg_lsclusters); this PostgreSQL has none here." \
+        "Run it without --configure: it prints the lines to add to its postgresql.conf, and you restart it."
+fi
+if [ -n "$c_name" ]; then
+    config_file=/etc/postgresql/$c_major/$c_name/postgresql.conf
+    # The value a setting has in the cluster's configuration files (postgresql.conf,
+    # its includes, postgresql.auto.conf), running or not; empty if unset.
+    setting() {
+        (cd / && runuser -u "$c_owner" -- "$PG_BIN/postgres" -D "$c_data" -c config_file="$config_file" -C "$1" 2>/dev/null) || true
+    }
+    preloads_snowflake() {  # the list $1 names snowflake
+        local item
+        IFS=, read -ra items <<<"$1"
+        for item in "${items[@]}"; do
+            item=$(echo "$item" | sed 's/^[ "]*//; s/[ "]*$//')
+            [[ $item =~ ^(\$libdir/)?snowflake(\.so)?$ ]] && return 0
+        done
+        return 1
+    }
+    current_libraries=$(setting shared_preload_libraries)
+    current_datacenter=$(setting snowflake.datacenter_id)
+    current_worker=$(setting snowflake.worker_id)
+    wanted_libraries=$current_libraries
+    preloads_snowflake "$current_libraries" || wanted_libraries=${current_libraries:+$current_libraries,}snowflake
+
+    if $configure; then
+        # An identity the cluster has already is kept; another one is refused.
+        for pair in "snowflake.datacenter_id|$current_datacenter|$datacenter_id" "snowflake.worker_id|$current_worker|$worker_id"; do
+            IFS='|' read -r name current wanted <<<"$pair"
+            if [ -n "$current" ] && [ "$current" != "$wanted" ]; then
+                fail "cluster $c_major/$c_name has $name = $current already, not $wanted: this script does not change" \
+                    "a node's identity (its IDs so far carry it). If it is to change, change it yourself" \
+                    "(README, \"Choosing node identities\"), or run this with --$(echo "${name#snowflake.}" | tr _ -) $current."
+            fi
+        done
+    fi
+fi
+
 # --- what building needs ----------------------------------------------------
 if [[ $PG_CONFIG == /usr/lib/postgresql/$PG_MAJOR/bin/pg_config ]] && command -v apt-get >/dev/null; then
     say "Build dependencies for PostgreSQL $PG_MAJOR only (scripts/install-deps.sh --build: its headers,"
@@ -235,8 +275,6 @@ lines() {  # the three postgresql.conf lines, for the list $1
 }
 
 if [ -z "$c_name" ]; then
-    $configure && fail "--configure needs a cluster of postgresql-common (pg_lsclusters); this PostgreSQL has none here." \
-        "Add the lines below to its postgresql.conf and restart it yourself."
     echo
     echo "snowflake is installed for $("$PG_CONFIG" --version). To issue IDs, a server needs in its"
     echo "postgresql.conf (add snowflake to shared_preload_libraries' list if it has one), then a restart:"
@@ -244,27 +282,6 @@ if [ -z "$c_name" ]; then
     next_step "psql"
     exit 0
 fi
-
-config_file=/etc/postgresql/$c_major/$c_name/postgresql.conf
-# The value a setting has in the cluster's configuration files (postgresql.conf,
-# its includes, postgresql.auto.conf), running or not; empty if unset.
-setting() {
-    (cd / && runuser -u "$c_owner" -- "$PG_BIN/postgres" -D "$c_data" -c config_file="$config_file" -C "$1" 2>/dev/null) || true
-}
-preloads_snowflake() {  # the list $1 names snowflake
-    local item
-    IFS=, read -ra items <<<"$1"
-    for item in "${items[@]}"; do
-        item=$(echo "$item" | sed 's/^[ "]*//; s/[ "]*$//')
-        [[ $item =~ ^(\$libdir/)?snowflake(\.so)?$ ]] && return 0
-    done
-    return 1
-}
-current_libraries=$(setting shared_preload_libraries)
-current_datacenter=$(setting snowflake.datacenter_id)
-current_worker=$(setting snowflake.worker_id)
-wanted_libraries=$current_libraries
-preloads_snowflake "$current_libraries" || wanted_libraries=${current_libraries:+$current_libraries,}snowflake
 
 if ! $configure; then
     echo
@@ -286,16 +303,6 @@ if ! $configure; then
     next_step "runuser -u $c_owner -- psql --cluster $c_major/$c_name"
     exit 0
 fi
-
-# An identity the cluster has already is kept; another one is refused.
-for pair in "snowflake.datacenter_id|$current_datacenter|$datacenter_id" "snowflake.worker_id|$current_worker|$worker_id"; do
-    IFS='|' read -r name current wanted <<<"$pair"
-    if [ -n "$current" ] && [ "$current" != "$wanted" ]; then
-        fail "cluster $c_major/$c_name has $name = $current already, not $wanted: this script does not change" \
-            "a node's identity (its IDs so far carry it). If it is to change, change it yourself" \
-            "(README, \"Choosing node identities\"), or run this with --$(echo "${name#snowflake.}" | tr _ -) $current."
-    fi
-done
 
 changed=false
 set_setting() {  # set_setting NAME VALUE CURRENT
