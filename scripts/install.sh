@@ -32,6 +32,7 @@
 # installed at all, on a Debian release the scripts know it installs that
 # release's (as scripts/tour.sh does); elsewhere it says what to install.
 set -Eeuo pipefail
+# shellcheck disable=SC2154  # err_status is set by the trap itself
 trap 'err_status=$?; [ "$BASHPID" != "$$" ] || echo "scripts/install.sh: line $LINENO: $BASH_COMMAND failed (status $err_status)" >&2' ERR
 cd "$(dirname "$0")/.."
 

@@ -29,6 +29,7 @@
 # it checks is the installer's doing. Clusters listen on Unix sockets only
 # (the root shares the host's network).
 set -Eeuo pipefail
+# shellcheck disable=SC2154  # err_status is set by the trap itself
 trap 'err_status=$?; [ "$BASHPID" != "$$" ] || echo "test/install/run.sh: line $LINENO: $BASH_COMMAND failed (status $err_status)" >&2' ERR
 cd "$(dirname "$0")/../.."
 
