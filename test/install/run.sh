@@ -12,6 +12,10 @@
 #       issued and decoded there) and leaves 18/main untouched and running
 #       (its postmaster's PID unchanged, no snowflake for 18); a second run
 #       changes nothing, and another identity is refused
+#   scripts/fresh-root.sh bookworm -- 'test/install/run.sh none-known-release'
+#       a Debian release the scripts name, without PostgreSQL: the installer
+#       installs the release's (and no other), configures its cluster, and
+#       leaves it down as it found it (not in CI: a root of its own)
 #   scripts/fresh-root.sh trixie -- 'test/install/run.sh none-unknown-release' \
 #       'test/install/run.sh existing' 'test/install/run.sh unknown-release'
 #       none-unknown-release: a release the scripts do not name, without
@@ -183,6 +187,24 @@ scenario_none_unknown_release() {
     set_codename trixie
 }
 
+scenario_none_known_release() {
+    section "a Debian release the scripts name, no PostgreSQL: the installer installs the release's"
+    remove_snowflake
+    local major
+    major=$(. scripts/postgresql.sh && echo "$PG_MAJOR")
+    run_installer scripts/install.sh --configure --datacenter-id 4 --worker-id 5
+    check "done" test "$status" -eq 0
+    check "it says it installs the release's PostgreSQL $major" says "installing Debian"
+    check "one server, the release's ($(servers))" test "$(servers)" = "postgresql-$major"
+    check "it configured $major/main" says "snowflake.worker_id = '5' (was '')"
+    check "and left it down, as it was (the package could not start it here)" says "pg_ctlcluster $major main start"
+    start_cluster "$major"
+    local decoded
+    decoded=$(psql_in "$major" "CREATE EXTENSION snowflake; SELECT datacenter_id || '/' || worker_id FROM snowflake_decode(snowflake_nextval())") || true
+    check "once started, an ID decodes to datacenter 4, worker 5 ($decoded)" test "$decoded" = 4/5
+    pg_ctlcluster "$major" main stop
+}
+
 scenario_existing() {
     section "PostgreSQL 17 installed with apt and running, before the installer"
     remove_snowflake
@@ -243,10 +265,11 @@ started=$SECONDS
 case ${1:-} in
     two-majors) scenario_two_majors ;;
     none-unknown-release) scenario_none_unknown_release ;;
+    none-known-release) scenario_none_known_release ;;
     existing) scenario_existing ;;
     unknown-release) scenario_unknown_release ;;
     *)
-        echo "usage: test/install/run.sh two-majors|none-unknown-release|existing|unknown-release" >&2
+        echo "usage: test/install/run.sh two-majors|none-unknown-release|none-known-release|existing|unknown-release" >&2
         exit 2
         ;;
 esac
