@@ -1,6 +1,14 @@
 # snowflake: PGXS build of the extension (C++17 core + PostgreSQL glue).
 #
 #   make && make install      build and install into the pg_config found first
+#                             (PG_CONFIG=/usr/lib/postgresql/NN/bin/pg_config to
+#                             choose; scripts/install.sh chooses for you)
+#   make WERROR=1             warnings are errors: the project's own builds (the
+#                             test scripts and CI pass it), not a user's build,
+#                             which a newer compiler's new warning must not break
+#   make install-upgrade-hook the pg_upgradecluster hook (Debian's
+#                             postgresql-common) for this major, as the Debian
+#                             package installs it (doc/upgrading.md)
 #   make installcheck         pg_regress against a running server that preloads
 #                             snowflake (scripts/test.sh sets one up)
 #
@@ -29,13 +37,17 @@ REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(wildcard sql
 REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
 
 # Before the include: PGXS's clean rule tests EXTRA_CLEAN when it is read.
-EXTRA_CLEAN = $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d) .build-for
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir)  # libpq-fe.h (registry)
 PG_CPPFLAGS += -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'  # PG_MODULE_MAGIC_EXT (18)
-PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-strict-aliasing -MMD -MP
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wshadow -fno-strict-aliasing -MMD -MP
+WERROR ?=
+ifneq ($(filter 1 yes -Werror,$(WERROR)),)
+PG_CXXFLAGS += -Werror
+endif
 # PGXS adds PROFILE (make PROFILE=...: the sanitize layer's -fsanitize flags)
 # to the C flags and the link only; the C++ sources take it too.
 PG_CXXFLAGS += $(PROFILE)
@@ -48,6 +60,38 @@ include $(PGXS)
 
 override BITCODE_CXXFLAGS += -std=c++17
 -include $(OBJS:.o=.d)
+
+# Objects built for another PostgreSQL (another PG_CONFIG, or a minor with
+# other headers) or with(out) WERROR are rebuilt: the stamp holds what they
+# were built for and changes only when that does. Without it, `make` for one
+# major after a build for another linked the old objects (and a build with
+# WERROR=1 after one without judged nothing).
+BUILD_STAMP = .build-for
+BUILD_FOR := $(PG_CONFIG) $(shell $(PG_CONFIG) --version) WERROR=$(WERROR)
+$(BUILD_STAMP): FORCE
+	@echo '$(BUILD_FOR)' | cmp -s - $@ || echo '$(BUILD_FOR)' >$@
+$(OBJS) $(OBJS:.o=.bc): $(BUILD_STAMP)
+.PHONY: FORCE
+FORCE:
+
+# Debian's pg_upgradecluster runs the hooks in this directory; the package
+# installs debian/pg_upgradecluster-hook there as snowflake-NN (debian/rules),
+# and this target does the same for a build from source. A file the package
+# installed (dpkg owns it) is left alone.
+UPGRADE_HOOK_DIR = /etc/postgresql-common/pg_upgradecluster.d
+UPGRADE_HOOK = $(UPGRADE_HOOK_DIR)/snowflake-$(MAJORVERSION)
+.PHONY: install-upgrade-hook
+install-upgrade-hook:
+	@if [ -z "$(DESTDIR)" ] && [ ! -x /usr/bin/pg_upgradecluster ]; then \
+		echo "no pg_upgradecluster here (Debian's postgresql-common): no hook to install"; \
+	elif [ -x '$(DESTDIR)$(UPGRADE_HOOK)' ] && cmp -s debian/pg_upgradecluster-hook '$(DESTDIR)$(UPGRADE_HOOK)'; then \
+		echo "the pg_upgradecluster hook is installed already ($(DESTDIR)$(UPGRADE_HOOK))"; \
+	elif [ -z "$(DESTDIR)" ] && dpkg-query -S '$(UPGRADE_HOOK)' >/dev/null 2>&1; then \
+		echo "$(UPGRADE_HOOK) belongs to a package ($$(dpkg-query -S '$(UPGRADE_HOOK)' | cut -d: -f1)): left as it is"; \
+	else \
+		install -D -m 755 debian/pg_upgradecluster-hook '$(DESTDIR)$(UPGRADE_HOOK)' && \
+		echo "installed the pg_upgradecluster hook as $(DESTDIR)$(UPGRADE_HOOK)"; \
+	fi
 
 .PHONY: format format-check
 FORMATTED = $(wildcard src/core/*.?pp src/pg/*.?pp src/pg/bound/*.?pp src/pg/registry/*.?pp test/unit/*.cpp test/bench/core/*.cpp test/fuzz/*.?pp test/sanitize/*.cpp test/simulation/*.?pp)

@@ -10,6 +10,13 @@
 #                                      PostgreSQL 16 to 18 also what building
 #                                      Citus for the citus test layer needs)
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
+#   scripts/install-deps.sh --build    only what building snowflake for an
+#                                      installed PostgreSQL needs (its headers,
+#                                      a compiler, the clang it was built with),
+#                                      never a server: scripts/install.sh, with
+#                                      PG_CONFIG naming that PostgreSQL; for a
+#                                      major the tests do not run on (16), the
+#                                      clang its headers name
 #   scripts/install-deps.sh --packaging
 #                                      what the tour needs and what building the
 #                                      Debian packages needs (scripts/package.sh)
@@ -48,14 +55,30 @@ source scripts/postgresql.sh
 # (Go's PostgreSQL driver) its Debian release packages, and its Rust crates
 # beyond tokio-postgres (sqlx and Diesel: trixie on).
 rust_orms=(librust-sqlx-dev librust-diesel-dev)
+# The clang an installed major's PGXS names (CLANG in its Makefile.global),
+# else the one its headers' package depends on: how --build knows a major
+# that the table does not name.
+clang_of_installed_major() {
+    local makefile_global version
+    makefile_global=$(dirname "$("$PG_CONFIG" --pgxs 2>/dev/null)")/../Makefile.global
+    version=$(sed -n 's|^CLANG *= *.*clang-\([0-9][0-9]*\)$|\1|p' "$makefile_global" 2>/dev/null)
+    [ -n "$version" ] || version=$(apt-cache depends "postgresql-server-dev-$PG_MAJOR" 2>/dev/null |
+        sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/\1/p' | sed -n 1p)
+    echo "$version"
+}
 case $PG_MAJOR in
     15) llvm=14 pgx=(golang-github-jackc-pgx-v4-dev) rust_orms=() ;;  # bookworm
     17) llvm=19 pgx=(golang-github-jackc-pgx-v4-dev) ;;  # trixie (pgx v5 came after it)
     18) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # forky, sid
     19) llvm=21 pgx=(golang-github-jackc-pgx-v5-dev) ;;  # experimental, on forky and sid
     *)
-        echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17, 18 and 19 are supported)" >&2
-        exit 1
+        if [ "${1:-}" = --build ] && [[ " $POSTGRESQL_SUPPORTED_MAJORS " == *" $PG_MAJOR "* ]] &&
+            llvm=$(clang_of_installed_major) && [ -n "$llvm" ]; then
+            pgx=()
+        else
+            echo "scripts/install-deps.sh knows no clang for PostgreSQL $PG_MAJOR (15, 17, 18 and 19 are supported)" >&2
+            exit 1
+        fi
         ;;
 esac
 
@@ -185,9 +208,13 @@ monitoring=(
     prometheus                              # promtool
 )
 
+# What building for an installed server needs: the runtime set but the server.
+build=("${runtime[@]:1}")
+
 packages=("${runtime[@]}")
 case ${1:-} in
     --runtime | --sources) ;;
+    --build) packages=("${build[@]}") ;;
     --packaging) packages+=("${packaging[@]}") ;;
     --clients) packages+=("${clients[@]}") ;;
     --monitoring) packages+=("${monitoring[@]}") ;;

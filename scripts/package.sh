@@ -22,6 +22,9 @@ fi
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR
+# Warnings are errors in the package's build (the Makefile's WERROR, which
+# reaches make through dpkg-buildpackage and pg_buildext), as in the tests'.
+export WERROR=${WERROR:-1}
 scripts/install-deps.sh --packaging
 # pg_buildext builds for the majors of debian/pgversions that this variable
 # names (without it, for the release's default major only): here, the one

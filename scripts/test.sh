@@ -166,6 +166,10 @@ skipped=()  # layers that could not run here, with why
 
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
+# Warnings are errors in every build of the tests (the Makefile's WERROR,
+# which make reads from the environment, and so do the layers' own builds:
+# sanitize, upgrade, mutants, campaign); a user's `make` leaves them warnings.
+export WERROR=${WERROR:-1}
 # The clients and monitoring layers alone need only their own packages (and the server's).
 [ "${layers[*]}" = clients ] || [ "${layers[*]}" = monitoring ] || scripts/install-deps.sh
 [[ " ${layers[*]} " != *" clients "* ]] || scripts/install-deps.sh --clients

@@ -5,6 +5,13 @@
 #
 #   scripts/tour.sh          run the tour, then remove the cluster
 #   scripts/tour.sh --keep   leave the cluster running and say how to connect
+#   PG_CONFIG=/usr/lib/postgresql/NN/bin/pg_config scripts/tour.sh
+#                            on that PostgreSQL (or PG_MAJOR=NN); by default the
+#                            Debian release's, and on a release the scripts do
+#                            not name, the one major installed
+#
+# For a machine you cannot spare, that runs PostgreSQL already: scripts/install.sh
+# (doc/install.md), which installs no server and touches one cluster only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -40,6 +40,54 @@ CREATE FUNCTION snowflake_from_public(public_id text, tweak text DEFAULT '') RET
 COMMENT ON FUNCTION snowflake_from_public(text, text) IS
     'The ID whose snowflake_to_public text this is, under any key still in snowflake.public_id_keys_file and the same tweak; any well-formed text gives some ID';
 
+-- When the layout's time runs out, in snowflake_status (issue 39, item 8) ----
+-- Two last columns: layout_ends_at, the time of the last unit the layout
+-- issues (snowflake_timestamp of its largest ID; infinity past the end of
+-- timestamptz), and layout_remaining, the time from now until then (0 once
+-- there; NULL where layout_ends_at is infinity). The server log warns at start
+-- and once a day within a year of the end. As 1.6 did, the view and its
+-- function are made again, with the privileges the extension grants; a
+-- privilege granted on the view by hand must be granted again.
+DROP VIEW snowflake_status;
+DROP FUNCTION snowflake_status();
+
+CREATE FUNCTION snowflake_status(
+        OUT datacenter_id integer,
+        OUT worker_id integer,
+        OUT epoch timestamptz,
+        OUT timestamp_bits integer,
+        OUT datacenter_bits integer,
+        OUT worker_bits integer,
+        OUT sequence_bits integer,
+        OUT last_issued_at timestamptz,
+        OUT lead_ms bigint,
+        OUT ids_issued bigint,
+        OUT sequence_waits bigint,
+        OUT clock_waits bigint,
+        OUT clock_errors bigint,
+        OUT clock_steps bigint,
+        OUT largest_clock_step_ms bigint,
+        OUT durable_until timestamptz,
+        OUT layout text,
+        OUT durable_waits bigint,
+        OUT durable_wait_ms bigint,
+        OUT layout_ends_at timestamptz,
+        OUT layout_remaining interval)
+    RETURNS record
+    AS 'MODULE_PATHNAME', 'snowflake_status'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_status() IS
+    'The node''s generator: identity, layout and when it runs out, position, counters and durable bound (needs SELECT on snowflake_status)';
+
+CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
+
+COMMENT ON VIEW snowflake_status IS
+    'One row: this node''s snowflake generator';
+
+REVOKE ALL ON snowflake_status FROM PUBLIC;
+GRANT SELECT ON snowflake_status TO pg_monitor;
+
 -- What the registry can lose (issue 37) --------------------------------------
 -- snowflake_registry_status gains three last columns: registry_durability
 -- (synchronous, no standby, asynchronous standbys or in recovery: what the

@@ -18,6 +18,12 @@ SELECT datacenter_id, worker_id, epoch, timestamp_bits, datacenter_bits, worker_
        durable_until > last_issued_at AS durable_ahead,
        durable_until > snowflake_timestamp(snowflake_lastval()) AS bound_above_last_id
   FROM snowflake_status;
+-- When the layout runs out (1.7): the time of its largest ID, the default
+-- layout's in 2080, and the time from now until then.
+SELECT layout_ends_at, layout_ends_at = snowflake_timestamp(9223372036854775807) AS largest_id_time,
+       abs(extract(epoch FROM layout_remaining - (layout_ends_at - clock_timestamp()))) < 5
+         AS remaining_until_the_end
+  FROM snowflake_status;
 SELECT count(*) AS me, bool_and(ids_issued >= 1) AS counted
   FROM snowflake_backend_status WHERE pid = pg_backend_pid();
 -- The node's figures are the sums over backends, live and exited.

@@ -142,14 +142,30 @@ SELECT v AS view,
 
 -- 1.6 to 1.7 directly: snowflake_set_bound gains allow_far_future (issue 41),
 -- DEFAULT false, so a call with the time alone works as before; still not for
--- PUBLIC, still commented. The updated extension's functions are then the
--- same as those of one created at 1.7.
+-- PUBLIC, still commented. The updated extension's functions and views
+-- (columns, privileges, comments) are then the same as those of one created
+-- at 1.7.
+-- snowflake_status gains its last columns, layout_ends_at and layout_remaining
+-- (issue 39, 8: the view and its function are made again, read by pg_monitor,
+-- not by PUBLIC); before the update the library serves 1.6's 19 columns.
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.6';
 SELECT p.oid::regprocedure AS function, pg_get_function_arguments(p.oid) AS arguments
   FROM pg_proc p WHERE proname = 'snowflake_set_bound';
+SELECT count(*) AS status_columns_under_1_6 FROM pg_attribute
+ WHERE attrelid = 'snowflake_status'::regclass AND attnum > 0;
+SELECT durable_waits >= 0 AS reads_under_1_6 FROM snowflake_status;
 ALTER EXTENSION snowflake UPDATE TO '1.7';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'snowflake_status'::regclass AND attnum > 19 ORDER BY attnum;
+SELECT layout_ends_at = snowflake_timestamp(9223372036854775807) AS ends_at_largest_id,
+       layout_remaining > interval '50 years' AS far_from_the_end
+  FROM snowflake_status;
+SELECT has_table_privilege('pg_monitor', 'snowflake_status', 'SELECT') AS monitor_reads,
+       has_table_privilege('public', 'snowflake_status', 'SELECT') AS public_reads,
+       obj_description('snowflake_status'::regclass, 'pg_class') IS NOT NULL AS view_commented,
+       obj_description('snowflake_status()'::regprocedure, 'pg_proc') IS NOT NULL AS function_commented;
 SELECT p.oid::regprocedure AS function, pg_get_function_arguments(p.oid) AS arguments,
        has_function_privilege('public', p.oid, 'EXECUTE') AS public_executes,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
@@ -163,8 +179,27 @@ SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) A
        obj_description(p.oid, 'pg_proc') AS comment
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
+CREATE TEMP TABLE updated_views AS
+SELECT c.relname::text AS view, a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod) AS type,
+       c.relacl::text AS acl, obj_description(c.oid, 'pg_class') AS comment
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+ WHERE c.relkind = 'v';
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.7';
+CREATE TEMP TABLE created_views AS
+SELECT c.relname::text AS view, a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod) AS type,
+       c.relacl::text AS acl, obj_description(c.oid, 'pg_class') AS comment
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+ WHERE c.relkind = 'v';
+SELECT view, count(*) AS columns FROM created_views GROUP BY view ORDER BY view;
+SELECT 'only updated' AS side, view, attname FROM (TABLE updated_views EXCEPT TABLE created_views) u
+UNION ALL
+SELECT 'only created', view, attname FROM (TABLE created_views EXCEPT TABLE updated_views) c
+ORDER BY 1, 2, 3;
 CREATE TEMP TABLE created_functions AS
 SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
        pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.prolang, p.provolatile,
@@ -194,8 +229,9 @@ SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
 -- registry_durability, registry_standbys and registry_history_changed_at
 -- (issue 37: what the registry can lose). The view and its function are made
 -- again, read by pg_monitor, not by PUBLIC. Before the update the library
--- serves 1.6's eighteen columns. The views are then the same as those of an
--- extension created at 1.7.
+-- serves 1.6's eighteen columns. The views' grants, definitions and comments
+-- are then the same as those of an extension created at 1.7 (their columns
+-- are compared above).
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.6';
 SELECT count(*) AS registry_columns_under_1_6 FROM pg_attribute
@@ -211,7 +247,7 @@ SELECT has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT') 
        has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
        obj_description('snowflake_registry_status'::regclass, 'pg_class') IS NOT NULL AS view_commented,
        obj_description('snowflake_registry_status()'::regprocedure, 'pg_proc') IS NOT NULL AS function_commented;
-CREATE TEMP TABLE updated_views AS
+CREATE TEMP TABLE updated_view_grants AS
 SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
        obj_description(c.oid, 'pg_class') AS comment
   FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
@@ -219,14 +255,14 @@ SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
  WHERE c.relkind = 'v';
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.7';
-CREATE TEMP TABLE created_views AS
+CREATE TEMP TABLE created_view_grants AS
 SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
        obj_description(c.oid, 'pg_class') AS comment
   FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
  WHERE c.relkind = 'v';
-SELECT count(*) AS views FROM created_views;
-SELECT 'only updated' AS side, relname FROM (TABLE updated_views EXCEPT TABLE created_views) u
+SELECT count(*) AS views FROM created_view_grants;
+SELECT 'only updated' AS side, relname FROM (TABLE updated_view_grants EXCEPT TABLE created_view_grants) u
 UNION ALL
-SELECT 'only created', relname FROM (TABLE created_views EXCEPT TABLE updated_views) c
+SELECT 'only created', relname FROM (TABLE created_view_grants EXCEPT TABLE updated_view_grants) c
 ORDER BY 1, 2;

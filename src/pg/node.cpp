@@ -10,6 +10,7 @@
 
 #include <new>
 
+#include "layout_end.hpp"
 #include "node_memory.hpp"
 #include "postgres.hpp"
 #include "settings.hpp"
@@ -61,6 +62,8 @@ void startup_hook() {
     pg_atomic_init_u32(&shared_node->bound_state, 0);
     pg_atomic_init_u64(&shared_node->bound_check.answer, 0);
     pg_atomic_init_u32(&shared_node->bound_check.progress, 0);
+    pg_atomic_init_u64(&shared_node->layout_end_warned_at,
+                       static_cast<uint64>(layout_end_warned_at_start()));
   }
   if (!found_slots) {
     for (int i = 0; i < backend_slot_count(); i++) {

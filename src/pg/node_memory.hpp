@@ -43,6 +43,10 @@ struct SharedNode {
   char bound_unknown_why[512];   // kUnknown: why (pg_snowflake/unknown), under durable_lock
   BoundCheck bound_check;
   int64_t retired[kCounterCount];  // under counters_lock
+  // When the server log last warned of the layout's end (ms since 1970; 0:
+  // never): written by the postmaster, then by the registry worker only
+  // (layout_end.cpp).
+  pg_atomic_uint64 layout_end_warned_at;
 };
 
 // "snowflake backends": one slot of counters per backend, written only by its

@@ -11,7 +11,8 @@
 // than the clock says nothing else about the configuration. The server then
 // starts, the log says why (a WARNING naming the clock's reading and the
 // layout's range), and issuing refuses per call until the clock is right
-// (issue.cpp: kClockBeforeEpoch, kTimestampExhausted).
+// (issue.cpp: kClockBeforeEpoch, kTimestampExhausted). An end within a year
+// is logged too, then once a day (layout_end.cpp).
 //
 // Without the preload the library is loaded by each session that first uses
 // it, and until then any session can SET the placeholders of these names.
@@ -30,6 +31,7 @@
 #include "../core/clock.hpp"
 #include "../core/layout_text.hpp"
 #include "compat.hpp"
+#include "layout_end.hpp"
 #include "layouts.hpp"
 #include "postgres.hpp"
 #include "settings.hpp"
@@ -344,31 +346,6 @@ LayoutParts layout_of_setting(const char* text) {
   return parts;
 }
 
-// While the server starts: a clock outside the layout's range is logged, and
-// the server starts (see the file's header). Issuing refuses per call until
-// the clock reads a time in the range.
-void warn_of_clock_outside_layout() {
-  const Layout& layout = settings.layout;
-  const int64_t now = unix_time_ms();
-  const bool early = now < layout.epoch_ms();
-  if (!early && now <= layout.last_issued_unix_ms()) return;
-  char canonical[kLayoutTextSize];
-  describe_layout(layout.parts(), canonical, sizeof(canonical));
-  ereport(WARNING,
-          (errmsg("the system clock reads %s, %s the range of the snowflake ID layout",
-                  unix_ms_text(now), early ? "before" : "after"),
-           errdetail("The ID layout (%s) issues IDs of times from %s to %s. snowflake_nextval() "
-                     "refuses to issue IDs until the clock reads a time in that range; "
-                     "everything else works.",
-                     canonical, unix_ms_text(layout.epoch_ms()),
-                     unix_ms_text(layout.last_issued_unix_ms())),
-           early ? errhint("Set the system clock right (NTP). If it is right, the layout's epoch "
-                           "is later than now: choose the epoch before the first ID is issued.")
-                 : errhint("Set the system clock right (NTP). If it is right, the layout's time "
-                           "has run out: issue new IDs in a layout with a later epoch or a wider "
-                           "time field.")));
-}
-
 // The layout the configuration gives: snowflake.layout (`layout_text`, read
 // before the setting is defined) if it is set, else the four widths in
 // Twitter's order, in milliseconds; and snowflake.epoch.
@@ -409,7 +386,9 @@ void establish_layout(const char* layout_text) {
   snprintf(epoch_boot_text, sizeof(epoch_boot_text), "%lld",
            static_cast<long long>(parts.epoch_ms));
 
-  if (process_shared_preload_libraries_in_progress) warn_of_clock_outside_layout();
+  // A clock outside the layout's range, or the layout's end within a year:
+  // logged once, by the postmaster (layout_end.cpp).
+  if (process_shared_preload_libraries_in_progress) warn_of_layout_end_at_start();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "../core/clock.hpp"
+#include "../core/layout_end.hpp"
 #include "../core/layout_text.hpp"
 #include "boundary.hpp"
 #include "counters.hpp"
@@ -53,6 +54,16 @@ Datum nullable_int(int value, bool* null) {
   return Int32GetDatum(value);
 }
 
+// `ms` (>= 0) as an interval of days and a time of day (no months, whose
+// length varies).
+Datum interval_of_ms(int64_t ms) {
+  auto* interval = static_cast<Interval*>(palloc(sizeof(Interval)));
+  interval->month = 0;
+  interval->day = static_cast<int32>(ms / snowflake::kMsPerDay);
+  interval->time = ms % snowflake::kMsPerDay * 1000;
+  return IntervalPGetDatum(interval);
+}
+
 }  // namespace
 }  // namespace snowflake::pg
 
@@ -65,14 +76,17 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   const snowflake::GeneratorState& state = generator.state();
   const Counters counters = node_counters();
   const int64_t last_timestamp = layout.timestamp_of(state.last_id.load());
-  const int64_t clock = snowflake::unix_time_ms() - layout.epoch_ms();
+  const int64_t now = snowflake::unix_time_ms();
+  const int64_t clock = now - layout.epoch_ms();
+  const snowflake::LayoutEnd end = snowflake::layout_end(layout, now);
 
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_status: return type must be a row type");
-  // 19 columns from 1.6 (the durable-bound waits), 17 in 1.5 (layout), 16
-  // before: the columns of an older version's definition are the first ones.
-  bool nulls[19] = {};
+  // 21 columns from 1.7 (the layout's end), 19 in 1.6 (the durable-bound
+  // waits), 17 in 1.5 (layout), 16 before: the columns of an older version's
+  // definition are the first ones.
+  bool nulls[21] = {};
   // A field the layout does not have is 0 once the node has its identity.
   const bool identified = settings.node >= 0;
   const int datacenter_id =
@@ -80,7 +94,10 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
   const int worker_id = layout.worker_bits() == 0 && identified ? 0 : settings.worker_id;
   char layout_text[snowflake::kLayoutTextSize];
   snowflake::describe_layout(layout.parts(), layout_text, sizeof(layout_text));
-  Datum values[19] = {
+  // The end past timestamptz (the year 294276) is its infinity, and the time
+  // left then NULL: no interval holds it.
+  const bool end_shown = timestamptz_holds_unix_ms(end.ends_at_unix_ms);
+  Datum values[21] = {
       nullable_int(datacenter_id, &nulls[0]),
       nullable_int(worker_id, &nulls[1]),
       TimestampTzGetDatum(id_time(0)),
@@ -100,9 +117,12 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
       CStringGetTextDatum(layout_text),
       Int64GetDatum(counters.value[kDurableWaits]),
       Int64GetDatum(counter_column(kDurableWaitUs, counters.value[kDurableWaitUs])),
+      TimestampTzGetDatum(timestamptz_from_unix_ms(end.ends_at_unix_ms)),
+      end_shown ? interval_of_ms(end.remaining_ms) : static_cast<Datum>(0),
   };
-  if (descriptor->natts > 19) elog(ERROR, "snowflake_status: unexpected row type");
+  if (descriptor->natts > 21) elog(ERROR, "snowflake_status: unexpected row type");
   nulls[7] = state.last_id.load() == 0;
+  nulls[20] = !end_shown;
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
 }
 

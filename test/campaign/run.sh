@@ -20,6 +20,8 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh
+# Warnings are errors in the campaign's builds, as in the project's others.
+export WERROR=${WERROR:-1}
 
 mutant=
 arguments=()

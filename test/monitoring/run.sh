@@ -98,23 +98,26 @@ scraped() {
 scraped_label() {
     printf '%s\n' "$metrics" | grep "^$1_[a-z_]*{" | head -n 1 | sed -n "s/.*[{,]$2=\"\\([^\"]*\\)\".*/\\1/p" || true
 }
-same_number() { awk -v a="$1" -v b="$2" 'BEGIN {
+# Whether $1 and $2 are the same number, within $3 (default 0.001).
+same_number() { awk -v a="$1" -v b="$2" -v within="${3:-0.001}" 'BEGIN {
     if (a == "NaN" || b == "NaN") exit !(a == b)
-    d = a - b; if (d < 0) d = -d; exit !(d <= 0.001) }'; }
+    d = a - b; if (d < 0) d = -d; exit !(d <= within) }'; }
 
 # Each column of a view against the scrape: a timestamptz is a metric named
-# without "_at", with "_seconds" (epoch seconds, NaN for NULL); a number or a
-# boolean a metric of its name; a text, or a number PromQL cannot hold
-# exactly, a label. The view is read in one query right after a scrape.
+# without "_at", with "_seconds" (epoch seconds, NaN for NULL); an interval a
+# metric of its name with "_seconds" (it moves with the clock: the same within
+# 5 s); a number or a boolean a metric of its name; a text, or a number PromQL
+# cannot hold exactly, a label. The view is read in one query right after a
+# scrape.
 check_view() {
-    local view=$1 prefix=$2 where=$3 selector=$4 entry column type expected value i
+    local view=$1 prefix=$2 where=$3 selector=$4 entry column type expected value i within
     local columns=() reads=() row values=()
     mapfile -t columns < <(psql_app -F '|' -c "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
                                                WHERE attrelid = '$view'::regclass AND attnum > 0 ORDER BY attnum")
     for entry in "${columns[@]}"; do
         column=${entry%%|*} type=${entry#*|}
         case $type in
-            "timestamp with time zone") reads+=("coalesce(extract(epoch FROM $column)::text, 'NaN')") ;;
+            "timestamp with time zone" | interval) reads+=("coalesce(extract(epoch FROM $column)::text, 'NaN')") ;;
             boolean) reads+=("coalesce($column::int::text, 'NaN')") ;;
             integer | bigint) reads+=("coalesce($column::text, 'NaN')") ;;
             *) reads+=("coalesce($column::text, '')") ;;
@@ -127,11 +130,14 @@ check_view() {
         column=${columns[i]%%|*} type=${columns[i]#*|} expected=${values[i]}
         case $type in
             "timestamp with time zone") value=$(scraped "${prefix}_${column%_at}_seconds" "$selector") ;;
+            interval) value=$(scraped "${prefix}_${column}_seconds" "$selector") ;;
             integer | bigint | boolean) value=$(scraped "${prefix}_$column" "$selector") ;;
             *) value= ;;
         esac
+        within=0.001
+        [ "$type" != interval ] || within=5
         if [ -n "$value" ]; then
-            if same_number "$value" "$expected"; then
+            if same_number "$value" "$expected" "$within"; then
                 ok "$view.$column: $value"
             else
                 not_ok "$view.$column is $expected, the metric $value"

@@ -34,6 +34,8 @@ esac
 work=${MUTANTS_WORK:-/var/tmp/snowflake-mutants}
 mkdir -p "$work"
 chmod 755 "$work"
+# Warnings are errors in the mutants' builds, as in the project's others.
+export WERROR=${WERROR:-1}
 private_pg_config=$(scripts/private-postgresql.sh "$work/pg")
 rm -rf "$work/tree" "$work/logs"
 mkdir -p "$work/tree"

@@ -5,7 +5,9 @@
 #
 # The cluster of one run (node names prefixed with the run's number):
 #
-#   registry  a plain PostgreSQL holding the registry table (database registry)
+#   registry  a plain PostgreSQL holding the registry table (database registry),
+#             with a synchronous streaming standby registry_s; the nodes name
+#             both in their conninfo (target_session_attrs=read-write)
 #   a         datacenter 1, worker 1, snowflake.max_lead = 10min, with a
 #             synchronous streaming standby a_s (same identity, as a standby
 #             has), the one promotion of a run promotes
@@ -60,6 +62,16 @@
 #   identity node=b worker=W
 #                           a new worker_id, by ALTER SYSTEM and reload
 #   registry_outage secs=S  the registry stopped for S seconds
+#   registry_failover       the registry's primary killed (kill -9, it stays
+#                           down), its synchronous standby promoted: the
+#                           nodes reconnect to it and lose no lease, as a
+#                           registry that kept every commit it acknowledged
+#                           (README, "What never issued twice rests on")
+#
+# registry_failover is not drawn with the others (srand's stream stays that
+# of the schedules before it): a run draws at most one, from a generator of
+# its own seeded by the seed (_extra_draws), and inserts it after an
+# operation.
 #
 # Each operation is followed by `after` seconds of writing (a parameter of
 # every line), then the check that the nodes it touched issue again within
@@ -102,6 +114,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
+my @EXTRA_KINDS = qw(registry_failover);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
@@ -169,7 +182,24 @@ sub generate
 		$op{after} = 1 + int(rand(3));
 		push @schedule, \%op;
 	}
+	_extra_draws($seed, \@schedule);
 	return \@schedule;
+}
+
+# Operations added to a schedule after its draw, from a linear congruential
+# generator of their own seeded by the seed: a registry failover in about a
+# third of the runs, after an operation drawn from the same generator, two to
+# four seconds of writing after it. Perl's rand() is not touched, so the
+# operations drawn before are those of the same seed without them.
+sub _extra_draws
+{
+	my ($seed, $schedule) = @_;
+	my $x = ($seed * 2654435761 + 12345) % 4294967296;
+	my $next = sub { $x = (1103515245 * $x + 12345) % 2147483648; return $x / 2147483648; };
+	return unless $next->() < 1 / 3;
+	my $at = 1 + int($next->() * scalar @$schedule);
+	splice @$schedule, $at, 0, { kind => 'registry_failover', after => 2 + int($next->() * 3) };
+	return;
 }
 
 sub format_op
@@ -195,7 +225,8 @@ sub parse_schedule
 			my ($k, $v) = /^(\w+)=(\S*)$/ or croak "schedule: cannot read '$_' in '$line'";
 			$op{$k} = $v;
 		}
-		croak "schedule: unknown operation '$kind'" unless grep { $_->[0] eq $kind } @KINDS;
+		croak "schedule: unknown operation '$kind'"
+		  unless grep { $_ eq $kind } (map { $_->[0] } @KINDS), @EXTRA_KINDS;
 		push @schedule, \%op;
 	}
 	return \@schedule;
@@ -284,7 +315,7 @@ sub run_schedule
 	}
 	eval { _collect($run, force => 1); 1 } or _event($run, kind => 'driver_error', error => "collect: $@");
 	# The server logs, for the checker, then every server stopped.
-	for my $node (@{ $run->{servers} }, $run->{registry} // ())
+	for my $node (@{ $run->{servers} }, @{ $run->{registries} // [] })
 	{
 		copy($node->logfile, "$dir/logs/" . $node->name . '.log') if -e $node->logfile;
 		eval { $node->stop('immediate', fail_ok => 1) if defined $node->{_pid}; 1 };
@@ -293,7 +324,7 @@ sub run_schedule
 	close $run->{sessions_fh};
 	unless ($options{keep})
 	{
-		rmtree($_->basedir) for @{ $run->{servers} }, $run->{registry} // ();
+		rmtree($_->basedir) for @{ $run->{servers} }, @{ $run->{registries} // [] };
 	}
 	return { done => $run->{done}, skipped => $run->{skipped}, error => $ok ? undef : "$error" };
 }
@@ -302,14 +333,26 @@ sub _run
 {
 	my ($run, $schedule) = @_;
 	my $started = time;
-	# The registry: a plain PostgreSQL, the table made by the nodes' workers.
+	# The registry: a plain PostgreSQL, the table made by the nodes' workers,
+	# and its synchronous standby; the nodes' conninfo names both, and libpq
+	# connects to the one that takes writes.
 	my $registry = PostgreSQL::Test::Cluster->new("r$run->{number}_registry");
-	$registry->init;
+	$registry->init(allows_streaming => 1);
 	$registry->start;
 	$registry->safe_psql('postgres', 'CREATE DATABASE registry');
+	my $registry_standby = SnowflakeTest::init_standby($registry, "r$run->{number}_registry_s");
+	$registry_standby->start;
+	$registry->safe_psql('postgres',
+		"ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf()");
+	$registry->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync'")
+	  or croak 'the registry\'s standby did not become synchronous';
 	$run->{registry} = $registry;
-	$run->{registry_conninfo} =
-	  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry connect_timeout=3';
+	$run->{registry_standby} = $registry_standby;
+	$run->{registries} = [ $registry, $registry_standby ];
+	$run->{registry_conninfo} = sprintf(
+		'host=%s,%s port=%d,%d dbname=registry connect_timeout=3 target_session_attrs=read-write',
+		$registry->host, $registry_standby->host, $registry->port, $registry_standby->port);
 
 	for my $lineage (@LINEAGES)
 	{
@@ -661,6 +704,22 @@ sub _operation
 		_await_issuing($run, $run->{lineage}{$_}, 'registry back', $HEAL_S + $LEASE_S) for qw(c d);
 		return 1;
 	}
+	if ($kind eq 'registry_failover')
+	{
+		my $standby = delete $run->{registry_standby};
+		return 0 unless $standby;
+		# The primary dies and stays down; every commit it acknowledged is on
+		# its synchronous standby, which is promoted.
+		_event($run, kind => 'crashed', server => $run->{registry}->name);
+		SnowflakeTest::crash_node($run->{registry});
+		$standby->promote;
+		$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+		  or croak 'the registry\'s standby was not promoted';
+		$run->{registry} = $standby;
+		_event($run, kind => 'registry_failover', to => $standby->name);
+		_await_issuing($run, $run->{lineage}{$_}, 'registry failed over', $HEAL_S + $LEASE_S) for qw(c d);
+		return 1;
+	}
 	if ($kind eq 'promote')
 	{
 		my $l = $run->{lineage}{a};
@@ -864,22 +923,7 @@ sub _replace
 				'CREATE EXTENSION snowflake; SELECT snowflake_nextval(); DROP EXTENSION snowflake');
 			$new->stop('fast');
 		}
-		my $work = PostgreSQL::Test::Utils::tempdir;
-		my ($stdout, $stderr);
-		my $ok = IPC::Run::run(
-			[
-				'pg_upgrade', '--no-sync',
-				'-b', $old->config_data('--bindir'),
-				'-B', $new->config_data('--bindir'),
-				'-d', $old->data_dir,
-				'-D', $new->data_dir,
-				'-s', $new->host,
-				'-p', $old->port,
-				'-P', $new->port
-			],
-			'>', \$stdout, '2>', \$stderr,
-			init => sub { chdir $work or die "chdir $work: $!" },
-			IPC::Run::timeout(300));
+		my ($ok, $stdout, $stderr) = SnowflakeTest::run_pg_upgrade($old, $new, timeout => 300);
 		croak "pg_upgrade failed:\n$stdout\n$stderr" unless $ok;
 		_event($run, kind => 'upgraded', from => $old->name, to => $new->name,
 			tried => $op->{tried} ? JSON::PP::true : JSON::PP::false);

@@ -65,6 +65,7 @@ use warnings FATAL => 'all';
 use Carp;
 use Config;
 use File::Basename qw(dirname);
+use File::Spec;
 use IPC::Run;
 use POSIX qw(WNOHANG);
 use PostgreSQL::Test::Cluster;
@@ -228,10 +229,19 @@ methods would start it on the real clock.
 sub start_node
 {
 	my ($node) = @_;
+	_start_server($node, sub { $node->start; });
+	return;
+}
+
+# Runs $start (which starts the node's server) under libfaketime if the node
+# was made with faketime => 1, then checks the server's clock.
+sub _start_server
+{
+	my ($node, $start) = @_;
 	my $faketime = $node->{_snowflake_faketime};
 	if (!$faketime)
 	{
-		$node->start;
+		$start->();
 		return;
 	}
 	{
@@ -240,7 +250,7 @@ sub start_node
 		local $ENV{FAKETIME_TIMESTAMP_FILE} = $faketime;
 		local $ENV{FAKETIME_NO_CACHE} = '1';
 		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-		$node->start;
+		$start->();
 	}
 	_verify_offset($node, _read_offset($node));
 	return;
@@ -339,6 +349,118 @@ sub snapshot_node
 	chmod 0700, $directory or croak "chmod $directory: $!";
 	note sprintf('snapshot of node %s taken with %d processes stopped',
 		$node->name, 1 + @children);
+	return;
+}
+
+=pod
+
+=item run_pg_upgrade($old, $new, %options) => ($ok, $stdout, $stderr)
+
+Runs the new cluster's C<pg_upgrade> from the stopped C<$old> into the
+stopped C<$new> (C<--no-sync>), in a working directory of its own (it writes
+its logs there). Options: C<mode> (a list of more options, such as
+C<['--link']>) and C<timeout> (seconds, 600 by default). Returns whether it
+succeeded and what it printed; on failure, C<$new>'s pg_upgrade logs are
+added to C<$stderr>.
+
+=cut
+
+sub run_pg_upgrade
+{
+	my ($old, $new, %options) = @_;
+	my $work = PostgreSQL::Test::Utils::tempdir;
+	my ($stdout, $stderr) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			$new->config_data('--bindir') . '/pg_upgrade', '--no-sync',
+			'-b', $old->config_data('--bindir'),
+			'-B', $new->config_data('--bindir'),
+			'-d', $old->data_dir,
+			'-D', $new->data_dir,
+			'-s', $new->host,
+			'-p', $old->port,
+			'-P', $new->port,
+			@{ $options{mode} // [] }
+		],
+		'>', \$stdout, '2>', \$stderr,
+		init => sub { chdir $work or die "chdir $work: $!" },
+		IPC::Run::timeout($options{timeout} // 600));
+	$stderr .= join('',
+		map { "--- $_\n" . PostgreSQL::Test::Utils::slurp_file($_) }
+		  glob($new->data_dir . '/pg_upgrade_output.d/*/log/*'))
+	  unless $ok;
+	return ($ok, $stdout, $stderr);
+}
+
+=pod
+
+=item start_node_at($node, $path, %options)
+
+Starts the node's server as C<pg_ctl -D $path>, where C<$path> is a symbolic
+link that this first makes, or re-points at once (a new link renamed over
+it), to the node's own data directory. PostgreSQL keeps the path as it was
+given (made absolute, never resolved): it is the server's C<data_directory>,
+line 2 of its postmaster.pid, and what snowflake sends the registry as the
+holder's data directory. The server changes into the directory the link
+names as it starts and uses relative paths from then on, so re-pointing the
+link later leaves a running server where it is.
+
+So two nodes started one after the other at one C<$path> are two running
+postmasters with the same data directory as PostgreSQL reports it: with the
+second a copy of the first (C<snapshot_node>) given the first's port (its
+own socket directory, C<own_host =E<gt> 1>: the port's lock file lives
+there, and nodes listen on no TCP address), they have the same system
+identifier, timeline, host name, port and data directory, as a cloned
+machine has, without namespaces (which a chroot, as CI's roots are, cannot
+make). Their postmaster.pid files and shared memory keys (derived from the
+inode of the directory the link names) stay their own.
+
+The node's postgresql.conf gets C<unix_socket_directories> set to its own
+socket directory (a copy carries the original's). Options:
+
+  cluster_name  the server's cluster_name (default: the node's name); a
+                clone that must look like its original passes the
+                original's name
+
+Stop, crash and kill9 the node as usual: they use its own data directory.
+Under libfaketime as C<start_node>.
+
+=cut
+
+sub start_node_at
+{
+	my ($node, $path, %options) = @_;
+	croak 'start_node_at: node ' . $node->name . ' is already running'
+	  if defined $node->{_pid};
+	$path = File::Spec->rel2abs($path);
+	croak "start_node_at: $path exists and is not a symbolic link"
+	  if -e $path && !-l $path;
+	my $new = "$path.new";
+	unlink $new;
+	symlink($node->data_dir, $new) or croak "symlink $new: $!";
+	rename($new, $path) or croak "rename $new to $path: $!";
+
+	# The last setting in the file counts; a copy's names the original's.
+	my $socket_dir = $node->host;
+	my @set = slurp_file($node->data_dir . '/postgresql.conf')
+	  =~ /^\s*unix_socket_directories\s*=\s*'([^']*)'/mg;
+	$node->append_conf('postgresql.conf', "unix_socket_directories = '$socket_dir'")
+	  unless @set && $set[-1] eq $socket_dir;
+
+	my $cluster_name = $options{cluster_name} // $node->name;
+	note sprintf('starting node %s at %s (a link to %s)',
+		$node->name, $path, $node->data_dir);
+	_start_server(
+		$node,
+		sub {
+			local %ENV = $node->_get_env(PGAPPNAME => undef);
+			my $ret = PostgreSQL::Test::Utils::system_log('pg_ctl', '-w', '-D', $path,
+				'-l', $node->logfile, '-o', "--cluster-name=$cluster_name", 'start');
+			$node->_update_pid($ret == 0 ? 1 : -1);
+			croak 'start_node_at: pg_ctl start failed for node ' . $node->name
+			  . ":\n" . log_tail($node)
+			  if $ret != 0;
+		});
 	return;
 }
 

@@ -2,11 +2,17 @@
 # a clone of a running node (a cloned VM, a volume snapshot started under the
 # same pod name) has its system identifier, timeline, host name, port and
 # data directory path. Here the clone is a snapshot of the original's data
-# directory started in a mount and UTS namespace (util-linux unshare) where
-# the copy is bind-mounted over the original's path and the host name is the
-# same; it listens on the same port (in a socket directory of its own). So
-# the registry sees the same system identifier, timeline, host and
-# data_directory from two running postmasters.
+# directory started on the same machine (so the same host name), at the same
+# port (each listens only on a socket directory of its own, where the port's
+# lock file lives), and at the same data directory path: both are started as
+# `pg_ctl -D LINK`, LINK a symbolic link that names the original's directory
+# when the original starts and the copy's when the clone starts
+# (SnowflakeTest::start_node_at). PostgreSQL keeps -D as given, unresolved:
+# it is data_directory, the path snowflake sends the registry. So the
+# registry sees the same system identifier, timeline, host and
+# data_directory from two running postmasters, as from a clone, with no
+# namespace (which a chroot, as CI's roots are, cannot make: the test used to
+# need unshare and skipped there).
 #
 # Each postmaster start draws a token (shared memory) that its claims carry:
 # the same holder needs the same token. The clone is another claimant of the
@@ -26,17 +32,12 @@
 use strict;
 use warnings;
 
-use Config;
+use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
-
-# Unprivileged user namespaces are needed for the mount namespace.
-my $probe = system('unshare -r -m -u true >/dev/null 2>&1');
-plan skip_all => 'unshare -r -m -u does not work here (unprivileged user namespaces)'
-  if $probe != 0;
 
 my ($DATACENTER, $WORKER) = (1, 9);
 my $LEASE_MS = 9000;
@@ -57,7 +58,9 @@ my $original = SnowflakeTest::init_node(
 		# Takes over above the floor at once once it holds (part 2).
 		"snowflake.max_lead = '20s'"
 	]);
-SnowflakeTest::start_node($original);
+# The data directory path both postmasters are started at.
+my $path = PostgreSQL::Test::Utils::tempdir() . '/pgdata';
+SnowflakeTest::start_node_at($original, $path);
 $original->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 SnowflakeTest::create_id_writers($original);
 SnowflakeTest::wait_for_registry($original, "state = 'held'");
@@ -69,36 +72,27 @@ SnowflakeTest::remember_node($clone);
 SnowflakeTest::snapshot_node($original, $clone->data_dir);
 unlink $clone->data_dir . '/postmaster.opts';
 
-my ($uid, $gid) = ($<, $( + 0);
-my $path = $original->data_dir;
-my $copy = $clone->data_dir;
-my $host = `hostname`;
-chomp $host;
-# Inside: root of a new user namespace (for mount and sethostname), then the
-# server run as this user again in a nested one (PostgreSQL refuses root),
-# under which the copy's files are this user's as outside.
-my $inner = join ' ',
-  'mount --bind "$0" "$1"',
-  '&& hostname "$2"',
-  '&& exec unshare --user --map-user="$3" --map-group="$4"',
-  'pg_ctl -w -D "$1" -l "$5" -o "-c unix_socket_directories=$6 --cluster-name=original" start';
-my $started = system('unshare', '-r', '-m', '-u', 'sh', '-c', $inner,
-	$copy, $path, $host, $uid, $gid, $clone->logfile, $clone->host);
-is($started, 0, 'the clone starts in its namespace, over the original\'s data directory path');
-$clone->_update_pid(1);
+# The link now names the copy; the original, which changed into its own
+# directory as it started, runs on there.
+SnowflakeTest::start_node_at($clone, $path, cluster_name => $original->name);
 
-is( $clone->safe_psql('postgres',
-		"SELECT current_setting('data_directory') || ' ' || current_setting('port')"),
-	$original->safe_psql('postgres',
-		"SELECT current_setting('data_directory') || ' ' || current_setting('port')"),
+my $place = "SELECT current_setting('data_directory') || ' ' || current_setting('port')";
+is($original->safe_psql('postgres', $place), $path . ' ' . $original->port,
+	'the original reports the link as its data_directory');
+is($clone->safe_psql('postgres', $place), $original->safe_psql('postgres', $place),
 	'the clone has the original\'s data_directory and port');
-is( $clone->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()'),
-	$original->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()'),
-	'and its system identifier');
-isnt(
-	$clone->safe_psql('postgres', "SELECT pg_read_file('postmaster.pid')"),
-	$original->safe_psql('postgres', "SELECT pg_read_file('postmaster.pid')"),
-	'two postmasters run');
+my $lineage = 'SELECT system_identifier || \' \' || timeline_id '
+  . 'FROM pg_control_system(), pg_control_checkpoint()';
+is($clone->safe_psql('postgres', $lineage), $original->safe_psql('postgres', $lineage),
+	'and its system identifier and timeline');
+# Two postmasters, each with its own postmaster.pid (line 1, the pid) and
+# shared memory key (line 7), both naming the one data directory (line 2).
+my $pidfile = "SELECT pg_read_file('postmaster.pid')";
+my @original_pid = split /\n/, $original->safe_psql('postgres', $pidfile);
+my @clone_pid = split /\n/, $clone->safe_psql('postgres', $pidfile);
+isnt($clone_pid[0], $original_pid[0], 'two postmasters run');
+is($clone_pid[1], $original_pid[1], 'their postmaster.pid files name one data directory');
+isnt($clone_pid[6], $original_pid[6], 'their shared memory keys differ');
 
 ## 1. Both run: the clone is refused, the original keeps issuing -------------
 
@@ -117,6 +111,12 @@ is(scalar(grep { ($_->{sqlstate} // '') eq '55000' } @clone_results),
 	2, 'the clone\'s writers were refused (55000)');
 is(SnowflakeTest::registry_status($clone, 'state'), 'conflict',
 	'the clone\'s registry state is conflict');
+# What the registry holds: the original's host (host name and port) and the
+# path both were started at, which the clone sends as its own too (the hint
+# below says so).
+my $hostname = (POSIX::uname())[1];    # gethostname()
+is(row("host || ' ' || data_directory"), "$hostname:" . $original->port . " $path",
+	'the registry row names the host name, port and link path');
 my $r = SnowflakeTest::try_sql($clone, 'SELECT snowflake_nextval()');
 like(
 	$r->{message},
@@ -158,9 +158,11 @@ SnowflakeTest::stop_writers($clone, @clone_writers);
 
 ## Every ID of both, once -----------------------------------------------------
 
-# The original, started again (a new postmaster, so a new token), is another
-# claimant too while the clone renews; its table keeps the IDs it issued.
-SnowflakeTest::start_node($original);
+# The original, started again at the path (the link names its directory
+# again, the clone runs on in its own; a new postmaster, so a new token), is
+# another claimant too while the clone renews; its table keeps the IDs it
+# issued.
+SnowflakeTest::start_node_at($original, $path);
 my $clone_count = $clone->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE b > 10');
 cmp_ok($clone_count, '>', 1000, 'the clone issued IDs once it held the identity');
 # The clone's IDs next to the original's, compared there.

@@ -27,7 +27,6 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -91,27 +90,10 @@ $old->stop;
 sub pg_upgrade
 {
 	my ($new, @mode) = @_;
-	my $work = PostgreSQL::Test::Utils::tempdir;    # pg_upgrade writes into its working directory
 	my $start = time;
-	my ($stdout, $stderr);
-	my $ok = IPC::Run::run(
-		[
-			$new->config_data('--bindir') . '/pg_upgrade', '--no-sync',
-			'-b', $old->config_data('--bindir'),
-			'-B', $new->config_data('--bindir'),
-			'-d', $old->data_dir,
-			'-D', $new->data_dir,
-			'-s', $new->host,
-			'-p', $old->port,
-			'-P', $new->port,
-			@mode
-		],
-		'>', \$stdout, '2>', \$stderr,
-		init => sub { chdir $work or die "chdir $work: $!" },
-		IPC::Run::timeout(600));
+	my ($ok, $stdout, $stderr) = SnowflakeTest::run_pg_upgrade($old, $new, mode => \@mode);
 	ok($ok, 'pg_upgrade ' . join(' ', @mode) . ' into ' . $new->name . ' succeeds (' . (time - $start) . ' s)')
-	  or diag "stdout:\n$stdout\nstderr:\n$stderr\n"
-	  . join('', map { "--- $_\n" . slurp_file($_) } glob($new->data_dir . '/pg_upgrade_output.d/*/log/*'));
+	  or diag "stdout:\n$stdout\nstderr:\n$stderr\n";
 	ok(!-e $new->data_dir . '/pg_snowflake/state', $new->name . ': pg_upgrade copies no state file');
 	return;
 }

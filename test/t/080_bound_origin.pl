@@ -32,7 +32,6 @@ use warnings FATAL => 'all';
 
 use File::Copy qw(copy);
 use File::Path qw(rmtree);
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::RecursiveCopy;
 use PostgreSQL::Test::Utils;
@@ -224,22 +223,7 @@ sub upgraded
 	copy($old->data_dir . '/pg_snowflake/state', $new->data_dir . '/pg_snowflake/given')
 	  or die "copy: $!"
 	  if $options{given};
-	my $work = PostgreSQL::Test::Utils::tempdir;
-	my ($stdout, $stderr);
-	my $ok = IPC::Run::run(
-		[
-			'pg_upgrade', '--no-sync',
-			'-b', $old->config_data('--bindir'),
-			'-B', $new->config_data('--bindir'),
-			'-d', $old->data_dir,
-			'-D', $new->data_dir,
-			'-s', $new->host,
-			'-p', $old->port,
-			'-P', $new->port
-		],
-		'>', \$stdout, '2>', \$stderr,
-		init => sub { chdir $work or die "chdir $work: $!" },
-		IPC::Run::timeout(600));
+	my ($ok, $stdout, $stderr) = SnowflakeTest::run_pg_upgrade($old, $new);
 	ok($ok, "$name: pg_upgrade succeeds") or diag "$stdout\n$stderr";
 	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'");
 	SnowflakeTest::start_node($new);

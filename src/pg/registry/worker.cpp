@@ -55,6 +55,7 @@
 #include "../../core/pick.hpp"
 #include "../bound/bound_check.hpp"
 #include "../bound/durable.hpp"
+#include "../layout_end.hpp"
 #include "../library.hpp"
 #include "../node.hpp"
 #include "../settings.hpp"
@@ -447,11 +448,15 @@ void snowflake_registry_main(Datum) {
   while (!ShutdownRequestPending) {
     MemoryContextReset(round_context);
     if (ConfigReloadPending) reload();
-    long timeout_ms = -1;
+    // The layout's end within a year (or past): the day's warning
+    // (layout_end.cpp), looked for at least hourly.
+    long timeout_ms = warn_of_layout_end_daily();
     // A node started without its state file: the check of its databases
     // (bound_check.cpp), once recovery is over, step by step beside the rest.
-    if (bound_state() == BoundState::kChecking)
-      timeout_ms = RecoveryInProgress() ? kRecoveryPollMs : step_bound_check();
+    if (bound_state() == BoundState::kChecking) {
+      const long check_ms = RecoveryInProgress() ? kRecoveryPollMs : step_bound_check();
+      if (check_ms >= 0) timeout_ms = std::min(timeout_ms, check_ms);
+    }
     if (!settings.registry_configured) {
       disconnect();
       if (worker.view.state != State::kDisabled) forget_registry();

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
-SELECT plan(201);
+SELECT plan(203);
 
 -- Every function: exists, returns what it says, with the volatility,
 -- strictness and parallel label it should have, and a comment.
@@ -67,7 +67,12 @@ SELECT has_view('snowflake_backend_status');
 SELECT columns_are('snowflake_status', ARRAY['datacenter_id', 'worker_id', 'epoch', 'timestamp_bits',
     'datacenter_bits', 'worker_bits', 'sequence_bits', 'last_issued_at', 'lead_ms', 'ids_issued',
     'sequence_waits', 'clock_waits', 'clock_errors', 'clock_steps', 'largest_clock_step_ms',
-    'durable_until', 'layout', 'durable_waits', 'durable_wait_ms']);
+    'durable_until', 'layout', 'durable_waits', 'durable_wait_ms', 'layout_ends_at',
+    'layout_remaining']);
+SELECT col_type_is('snowflake_status', 'layout_ends_at', 'timestamp with time zone',
+                   'layout_ends_at is a timestamptz');
+SELECT col_type_is('snowflake_status', 'layout_remaining', 'interval',
+                   'layout_remaining is an interval');
 SELECT columns_are('snowflake_backend_status', ARRAY['pid', 'ids_issued', 'sequence_waits',
     'clock_waits', 'clock_errors', 'clock_steps', 'largest_clock_step_ms', 'durable_waits',
     'durable_wait_ms']);
