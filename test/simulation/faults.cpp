@@ -45,10 +45,17 @@ void World::schedule_fault() {
 
 // snowflake_restore_bound / snowflake_set_bound: the operator gives the bound
 // the original data directory had (bound_functions.cpp, adopt_bound).
-void World::operator_bound(Node& node, int64_t bound) {
-  node.storage_bound = std::max(node.storage_bound, bound);
-  node.bound_known = true;
-  if (node.up) node.generator->restore(node.storage_bound);
+// The operator calls it on the running server: while it is down, later.
+void World::operator_bound(Node& node, int64_t given) {
+  if (!node.up) {
+    if (!node.zombie) schedule(1000000, EventKind::kOperatorBound, node.index, 0, 0, given);
+    return;
+  }
+  node.storage_bound = bound::adopted(given, {node.storage_bound, node.state_file});
+  node.state_file = true;
+  node.generator->restore(node.storage_bound);
+  if (bound::answers_marks(node.bound_state)) node.marks = false;
+  node.bound_state = bound::State::kKnown;
 }
 
 void World::inject_fault() {
@@ -69,8 +76,9 @@ void World::inject_fault() {
       if (!up) return;
       release(node);
       // save_exact_bound (durable.cpp): every backend is gone.
-      const int64_t exact = layout_.timestamp_of(node.state->last_id.load()) + 1;
-      if (exact < node.state->durable_until.load()) node.storage_bound = exact;
+      const int64_t exact = bound::exact_at_shutdown(layout_, node.state->last_id.load(),
+                                                     node.state->durable_until.load());
+      if (exact != 0) node.storage_bound = exact;
       stop(node);
       schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
       break;
@@ -111,11 +119,12 @@ void World::inject_fault() {
       node.zombie = true;
       active_.erase(std::find(active_.begin(), active_.end(), node.index));
       schedule(rng_.range(0, 3 * lease_us_), EventKind::kZombieDeath, node.index, 0, 0, 0);
-      const int64_t replayed = node.replayed_bound;
+      const bound::Written replayed = node.replayed;
       Node& standby = add_node(node.configured, node.self.system_identifier, node.self.timeline + 1,
                                node.self.host + "s");
-      standby.storage_bound = replayed;
-      standby.replayed_bound = replayed;
+      standby.state_file = replayed.state_file;
+      standby.storage_bound = replayed.until;
+      standby.replayed = replayed;
       schedule(rng_.range(0, 1000000), EventKind::kStart, standby.index, 0, 0, 0);
       break;
     }
@@ -123,11 +132,14 @@ void World::inject_fault() {
       // A point-in-time restore (a new timeline) without pg_snowflake/: no
       // ID until the operator gives the original's bound.
       if (up) stop(node);
-      node.bound_known = false;
       node.self.timeline++;
       schedule(rng_.range(500000, 3000000), EventKind::kStart, node.index, 0, 0, 0);
+      node.original_bound = std::max(node.original_bound, node.storage_bound);
       schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
-               node.storage_bound);
+               node.original_bound);
+      node.state_file = false;
+      node.storage_bound = 0;
+      node.marks = false;
       break;
     case kClone: {
       // Its data directory as a snapshot has it (the durable bound), started
@@ -141,7 +153,9 @@ void World::inject_fault() {
                             restored ? node.self.host + "r" : node.self.host);
       active_.pop_back();  // faults do not hit it: it only runs beside the original
       copy.clone_of = node.index;
+      copy.state_file = node.state_file;
       copy.storage_bound = node.storage_bound;
+      copy.marks = node.marks;
       figures_.clones++;
       schedule(rng_.range(0, 1000000), EventKind::kStart, copy.index, 0, 0, 0);
       schedule(rng_.range(lease_us_, 6 * lease_us_), EventKind::kZombieDeath, copy.index, 0, 0, 0);

@@ -114,7 +114,22 @@ void World::start(Node& node) {
   node.same_postmaster = false;
   node.state = std::make_unique<GeneratorState>();
   node.generator = std::make_unique<Generator>(*node.state, layout_);
-  if (node.bound_known) node.generator->restore(node.storage_bound);
+  // restore_durable_bound (durable.cpp): what pg_snowflake/ says.
+  bound::OnDisk disk;
+  disk.state_file = node.state_file;
+  disk.state_until = node.storage_bound;
+  disk.marks = node.marks;
+  const bound::Start start = bound::at_start(disk);
+  node.state_file = start.written.state_file;
+  node.storage_bound = start.written.until;
+  node.bound_state = start.state;
+  node.generator->restore(start.written.until);
+  // The check of the databases (bound_check.cpp, conclude_bound_check): every
+  // simulated node has the extension, with the IDs it issued.
+  if (node.bound_state == bound::State::kChecking) {
+    node.bound_state = bound::after_check(node.bound_state, true);
+    if (node.bound_state == bound::State::kUnknown) node.marks = true;
+  }
   node.grant = lease::Grant{};
   node.request = 0;
   node.pick_round = 0;
@@ -130,9 +145,11 @@ void World::stop(Node& node) {
 }
 
 // registered_node() (lease.cpp): lease::may_issue on the View, for the
-// configured node field or (automatic) whichever the View leased.
+// configured node field or (automatic) whichever the View leased. A bound not
+// known refuses here: make_durable (bound::may_make_durable) would refuse the
+// first ID after a start, whose unit is always at or past the bound restored.
 void World::backend_check(Node& node, int b) {
-  if (!node.bound_known ||
+  if (!bound::may_make_durable(node.bound_state) ||
       lease::may_issue(node.grant, mono(node), node.configured) != lease::Verdict::kAllowed) {
     schedule(rng_.range(5000, 50000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
     return;
@@ -324,7 +341,8 @@ void World::dispatch(const Event& event) {
       registry_release(static_cast<size_t>(event.a));
       break;
     case EventKind::kReplay:
-      node.replayed_bound = std::max(node.replayed_bound, event.a);
+      // redo (bound_wal.cpp): the standby keeps the record in its state file.
+      node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, event.a).written;
       break;
     case EventKind::kStart:
       if (!node.up && !node.zombie) start(node);
