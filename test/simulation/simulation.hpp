@@ -52,6 +52,12 @@ class World {
   void release(Node& node);
   void registry_release(size_t index);
   void operator_bound(Node& node, int64_t bound);
+  void check_done(Node& node);
+  void adopt(Node& node, int64_t given);
+  void created(Node& node, bound::Creation creation);
+  void drop_create(Node& node);
+  void upgrade(Node& node);
+  int64_t node_field(const Node& node) const;
   void note(const std::string& what);
   void dispatch(const Event& event);
   void schedule_fault();

@@ -47,6 +47,9 @@ struct Node {
   // The configured identity (worker_id: the registry row, also the node
   // field), or -1: automatic leasing picks one (the View's grant.node).
   int configured = -1;
+  // No registry: the node field is `configured`'s in the last datacenter,
+  // and a synchronous standby.
+  bool registryless = false;
   registry_row::Holder self;
   uint64_t incarnation = 0;
   bool up = false;
@@ -64,6 +67,10 @@ struct Node {
   bool state_file = true;
   int64_t storage_bound = 0;
   bool marks = false;
+  bool vouched = false;  // a vouch for the extension in place (pg_snowflake/created.*)
+  bool given = false;    // pg_snowflake/given, from Debian's pg_upgradecluster hook
+  int64_t given_bound = 0;
+  bool drop_create = false;          // the next start: DROP and CREATE EXTENSION before the check
   bound::Written replayed{0, true};  // its standby's state file, replayed with a lag
   int64_t original_bound = 0;  // the bound an operator gives after a restore without pg_snowflake/
   DriftingClock wall;          // µs since 1970
@@ -101,6 +108,8 @@ enum class EventKind : uint8_t {
   kStart,
   kOperatorBound,
   kZombieDeath,
+  kCheckDone,
+  kDropCreate,
   kFault,
 };
 
