@@ -29,7 +29,7 @@ echo "--- one seed with 1,000 nodes ---"
 "$sim" --seed 1 --nodes 1000 --duration-s 20 || status=1
 
 echo "--- mutants: each must yield a duplicate ---"
-# Each stops at its first duplicate (seed 1, 6, 3 and 1 today); a mutant that
+# Each stops at its first duplicate (seed 1, 1, 4 and 1 today); a mutant that
 # yields none in 40 seeds fails the layer. (no-floor-check, no-cap-report
 # and stale-release need rarer coincidences: doc/simulation.md.)
 for mutant in no-floor no-durable no-confirm no-token; do
