@@ -148,12 +148,10 @@ void record_failure(const char* error) {
 
 void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& result) {
   View& view = worker.view;
-  if (view.state != State::kHeld || view.datacenter_id != datacenter_id ||
-      view.worker_id != worker_id) {
-    view.floor = 0;
-    view.floor_host[0] = '\0';
-  }
-  apply_inherited(result, &view);
+  const bool same_lease = view.state == State::kHeld && view.datacenter_id == datacenter_id &&
+                          view.worker_id == worker_id;
+  if (!same_lease) view.floor_host[0] = '\0';
+  apply_inherited(result, same_lease, &view);
   view.state = State::kHeld;
   view.datacenter_id = datacenter_id;
   view.worker_id = worker_id;
