@@ -207,6 +207,15 @@ void World::inject_fault() {
       // many nodes there are (every 20th draw with 1,000 nodes).
       if (++outage_draws_ % std::max(1, config_.nodes / 50) != 0) return;
       outage_until_ = std::max(outage_until_, now_ + rng_.range(lease_us_ / 2, 2 * lease_us_));
+      if (config_.registry_loses_commits && !snapshots_.empty()) {
+        // A failover to an asynchronous standby: the rows as they were.
+        const int64_t lag = rng_.range(100000, lease_us_);
+        auto snapshot = snapshots_.begin();
+        for (auto it = snapshots_.begin(); it != snapshots_.end() && it->first <= now_ - lag; ++it)
+          snapshot = it;
+        rows_ = snapshot->second;
+        figures_.registry_reverts++;
+      }
       break;
     case kLostReply:
       node.lose_next_reply = true;

@@ -24,7 +24,7 @@ namespace {
                "snowflake_sim: %s\n"
                "usage: snowflake_sim [--seed N] [--seeds K] [--nodes N] [--backends N]\n"
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
-               "  [--automatic SHARE] [--registryless N]\n"
+               "  [--automatic SHARE] [--registryless N] [--registry-loses-commits]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
                "   no-sync-wait]\n"
@@ -47,6 +47,7 @@ std::string replay_command(const Config& config) {
     std::snprintf(text, sizeof(text), " --automatic %g", config.automatic);
     command += text;
   }
+  if (config.registry_loses_commits) command += " --registry-loses-commits";
   if (config.registryless >= 0) {
     std::snprintf(text, sizeof(text), " --registryless %d", config.registryless);
     command += text;
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
       config.faults_per_node_minute = std::atof(value());
     else if (flag == "--automatic")
       config.automatic = std::atof(value());
+    else if (flag == "--registry-loses-commits")
+      config.registry_loses_commits = true;
     else if (flag == "--registryless")
       config.registryless = std::atoi(value());
     else if (flag == "--budget-s")
@@ -132,6 +135,7 @@ int main(int argc, char** argv) {
     total.clone_takeovers += figures.clone_takeovers;
     total.registryless_nodes += figures.registryless_nodes;
     total.operator_bounds += figures.operator_bounds;
+    total.registry_reverts += figures.registry_reverts;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -180,6 +184,9 @@ int main(int argc, char** argv) {
       "bounds an operator gave: %llu\n",
       static_cast<unsigned long long>(total.registryless_nodes),
       static_cast<unsigned long long>(total.operator_bounds));
+  if (config.registry_loses_commits)
+    std::printf("  failovers of the registry that lost commits: %llu\n",
+                static_cast<unsigned long long>(total.registry_reverts));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

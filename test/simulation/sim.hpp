@@ -72,6 +72,11 @@ struct Config {
   // Nodes with a worker_id of their own and no registry (their bound alone
   // keeps their IDs unique), each with a synchronous standby; < 0: nodes / 10.
   int registryless = -1;
+  // The registry is a primary with an asynchronous standby: an outage is a
+  // failover to the standby, which lacks the latest commits (its rows revert
+  // to a snapshot 0.1 s to a lease old). Known to yield duplicates: the
+  // registry must be synchronous (doc/registry.md).
+  bool registry_loses_commits = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -94,6 +99,7 @@ struct Figures {
   uint64_t clone_takeovers = 0;      // ... that took a row over
   uint64_t registryless_nodes = 0;   // nodes (standbys included) without the registry
   uint64_t operator_bounds = 0;      // bounds an operator gave to a node that refused IDs
+  uint64_t registry_reverts = 0;     // failovers of the registry that lost commits
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

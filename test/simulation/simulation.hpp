@@ -3,6 +3,7 @@
 #pragma once
 
 #include <queue>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,7 +78,10 @@ class World {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<int> active_;              // nodes faults may hit (not zombies)
   std::vector<registry_row::Row> rows_;  // by node field: (datacenter_id, worker_id)
-  automatic::Range range_;               // the identities automatic nodes pick from
+  // --registry-loses-commits: the rows as the registry's asynchronous standby
+  // has them, every 100 ms of the last lease (oldest first).
+  std::deque<std::pair<int64_t, std::vector<registry_row::Row>>> snapshots_;
+  automatic::Range range_;  // the identities automatic nodes pick from
   std::vector<automatic::Row> pick_rows_;
   std::vector<Message> messages_;
   std::vector<std::pair<int64_t, int>> issued_;  // (ID, node)

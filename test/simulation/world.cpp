@@ -54,6 +54,7 @@ World::World(const Config& config)
     schedule(rng_.range(0, 2000) * 1000, EventKind::kStart, node.index, 0, 0, 0);
   }
   schedule_fault();
+  if (config.registry_loses_commits) schedule(0, EventKind::kRegistrySnapshot, 0, 0, 0, 0);
 }
 
 Node& World::add_node(int configured, const std::string& system, int64_t timeline,
@@ -390,6 +391,11 @@ void World::dispatch(const Event& event) {
       break;
     case EventKind::kZombieDeath:
       stop(node);
+      break;
+    case EventKind::kRegistrySnapshot:
+      snapshots_.emplace_back(now_, rows_);
+      while (snapshots_.front().first < now_ - lease_us_) snapshots_.pop_front();
+      schedule(100000, EventKind::kRegistrySnapshot, 0, 0, 0, 0);
       break;
     case EventKind::kCheckDone:
       if (live) check_done(node);

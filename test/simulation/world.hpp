@@ -109,6 +109,7 @@ enum class EventKind : uint8_t {
   kOperatorBound,
   kZombieDeath,
   kCheckDone,
+  kRegistrySnapshot,
   kDropCreate,
   kFault,
 };
