@@ -65,6 +65,7 @@ void World::operator_bound(Node& node, int64_t given) {
 // it) and the state file, and known from then on.
 void World::adopt(Node& node, int64_t given) {
   node.storage_bound = bound::adopted(given, {node.storage_bound, node.state_file});
+  node.vouched = false;  // write_bound: the state file says more
   node.state_file = true;
   node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, node.storage_bound).written;
   if (node.up) node.generator->restore(node.storage_bound);
@@ -114,6 +115,16 @@ void World::drop_create(Node& node) {
   created(node, creation);
 }
 
+// Half the time a restore or an upgrade runs on a new server (the data
+// directory moved there), whose wall clock is any node's: within a second of
+// the true time.
+void World::new_server(Node& node) {
+  if (!rng_.chance(0.5)) return;
+  node.wall.base_true_us = now_;
+  node.wall.base_us = kStartUs + now_ + rng_.range(-1000000, 1000000);
+  node.wall.rate_ppm = rng_.range(-200, 200);
+}
+
 // pg_upgrade into a new data directory (a new system identifier): the old
 // cluster shut down cleanly (the release, the exact bound), the new one made
 // by initdb, or tried out first (a state file of its own), half the time with
@@ -130,7 +141,9 @@ void World::upgrade(Node& node) {
   stop(node);
   const int64_t old_bound = node.storage_bound;
   node.original_bound = std::max(node.original_bound, old_bound);
-  const bool hook = rng_.chance(0.5);
+  // The hook (debian/pg_upgradecluster-hook) copies the old state file only
+  // if there is one and the old cluster's bound is not marked unknown.
+  const bool hook = rng_.chance(0.5) && node.state_file && !node.marks;
   const bool tried_out = rng_.chance(0.5);
   node.self.system_identifier += "u";
   node.self.timeline = 1;
@@ -149,13 +162,7 @@ void World::upgrade(Node& node) {
   created(node, bound::at_creation(config_.mutant != Mutant::kUpgradeWithoutMark, start.state,
                                    start.written.state_file));
   node.drop_create = rng_.chance(0.5);
-  // Half the time on a new server (the data directory moved there), whose
-  // wall clock is any node's: within a second of the true time.
-  if (rng_.chance(0.5)) {
-    node.wall.base_true_us = now_;
-    node.wall.base_us = kStartUs + now_ + rng_.range(-1000000, 1000000);
-    node.wall.rate_ppm = rng_.range(-200, 200);
-  }
+  new_server(node);
   schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
   schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
            node.original_bound);
@@ -265,6 +272,7 @@ void World::inject_fault() {
       node.vouched = false;
       node.given = false;
       node.drop_create = rng_.chance(0.5);
+      new_server(node);
       break;
     case kClone: {
       // Its data directory as a snapshot has it (the durable bound), started

@@ -58,6 +58,7 @@ class World {
   void created(Node& node, bound::Creation creation);
   void drop_create(Node& node);
   void upgrade(Node& node);
+  void new_server(Node& node);
   int64_t node_field(const Node& node) const;
   void note(const std::string& what);
   void dispatch(const Event& event);

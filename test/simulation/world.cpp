@@ -148,6 +148,7 @@ void World::start(Node& node) {
     node.marks = false;
     node.given = false;
   }
+  if (start.remove_vouches) node.vouched = false;
   // The check of the databases (bound_check.cpp) runs in the worker.
   if (node.bound_state == bound::State::kChecking)
     schedule(rng_.range(500000, 2000000), EventKind::kCheckDone, node.index, 0, node.incarnation,
@@ -280,6 +281,8 @@ void World::reserved(Node& node, int b, const Backend& run) {
 }
 
 void World::durable_done(Node& node, int b, int64_t until) {
+  // Its synchronous standby promoted meanwhile, the wait never ends.
+  if (node.registryless && node.zombie && config_.mutant != Mutant::kNoSyncWait) return;
   node.storage_bound = std::max(node.storage_bound, until);
   node.generator->publish_durable(until);
   // Streaming replication: the standby replays the bound record a little
