@@ -54,7 +54,7 @@ done
 echo "--- a registry that loses its latest commits at a failover: shown, not required ---"
 # Why the registry must be synchronous (doc/registry.md): its asynchronous
 # standby, promoted, lacks the latest claims and renewals, and nodes issue
-# the same IDs (a duplicate at seed 1 today). The layer does not depend on it.
+# the same IDs (a duplicate at seed 2 today). The layer does not depend on it.
 "$sim" --registry-loses-commits --seed 1 --seeds 5 --nodes 50 --duration-s 120 \
     --expect-duplicate | grep -E '^seed|duplicates=' || true
 
