@@ -272,6 +272,15 @@ void World::inject_fault() {
       node.vouched = false;
       node.given = false;
       node.drop_create = rng_.chance(0.5);
+      if (config_.foreign_state_files && rng_.chance(0.5)) {
+        const Node& other = *nodes_[static_cast<size_t>(rng_.next() % nodes_.size())];
+        if (other.self.system_identifier != node.self.system_identifier) {
+          node.state_file = other.state_file;
+          node.storage_bound = other.storage_bound;
+          node.marks = other.marks;
+          figures_.foreign_states++;
+        }
+      }
       new_server(node);
       break;
     case kClone: {

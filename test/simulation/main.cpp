@@ -25,6 +25,7 @@ namespace {
                "usage: snowflake_sim [--seed N] [--seeds K] [--nodes N] [--backends N]\n"
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
                "  [--automatic SHARE] [--registryless N] [--registry-loses-commits]\n"
+               "  [--foreign-state-files]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
                "   no-sync-wait]\n"
@@ -48,6 +49,7 @@ std::string replay_command(const Config& config) {
     command += text;
   }
   if (config.registry_loses_commits) command += " --registry-loses-commits";
+  if (config.foreign_state_files) command += " --foreign-state-files";
   if (config.registryless >= 0) {
     std::snprintf(text, sizeof(text), " --registryless %d", config.registryless);
     command += text;
@@ -86,6 +88,8 @@ int main(int argc, char** argv) {
       config.faults_per_node_minute = std::atof(value());
     else if (flag == "--automatic")
       config.automatic = std::atof(value());
+    else if (flag == "--foreign-state-files")
+      config.foreign_state_files = true;
     else if (flag == "--registry-loses-commits")
       config.registry_loses_commits = true;
     else if (flag == "--registryless")
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
     total.registryless_nodes += figures.registryless_nodes;
     total.operator_bounds += figures.operator_bounds;
     total.registry_reverts += figures.registry_reverts;
+    total.foreign_states += figures.foreign_states;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -187,6 +192,9 @@ int main(int argc, char** argv) {
   if (config.registry_loses_commits)
     std::printf("  failovers of the registry that lost commits: %llu\n",
                 static_cast<unsigned long long>(total.registry_reverts));
+  if (config.foreign_state_files)
+    std::printf("  restores with another node's pg_snowflake/: %llu\n",
+                static_cast<unsigned long long>(total.foreign_states));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

@@ -77,6 +77,10 @@ struct Config {
   // to a snapshot 0.1 s to a lease old). Known to yield duplicates: the
   // registry must be synchronous (doc/registry.md).
   bool registry_loses_commits = false;
+  // Half the restores bring another node's pg_snowflake/ (a state file that
+  // records no system identifier or data directory, so a start trusts it).
+  // Known to yield duplicates: no safeguard sees it (doc/simulation.md).
+  bool foreign_state_files = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -100,6 +104,7 @@ struct Figures {
   uint64_t registryless_nodes = 0;   // nodes (standbys included) without the registry
   uint64_t operator_bounds = 0;      // bounds an operator gave to a node that refused IDs
   uint64_t registry_reverts = 0;     // failovers of the registry that lost commits
+  uint64_t foreign_states = 0;       // restores with another node's pg_snowflake/
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;
