@@ -98,6 +98,15 @@ inline int64_t floor_from_inherited(const Layout& layout, int64_t inherited_ms) 
   return layout.timestamp_from_unix_ms(inherited_ms);
 }
 
+// The View's floor after an accepted claim or renewal: the one it had is kept
+// only by a renewal (the lease held on the same identity, not taken over
+// from another holder), then raised to `inherited` (floor_from_inherited;
+// 0: none), which the generator's floor is raised to as well.
+inline int64_t floor_after_claim(int64_t floor, bool renewal, int64_t inherited) noexcept {
+  const int64_t kept = renewal ? floor : 0;
+  return kept > inherited ? kept : inherited;
+}
+
 // At a clean shutdown: the ids_before (ms since 1970) the release reports, the
 // unit after the last ID's.
 inline int64_t release_ids_before_ms(const Layout& layout, int64_t last_id) noexcept {

@@ -9,16 +9,18 @@ namespace snowflake::sim {
 
 const char* fault_name(int fault) {
   static const char* const names[kFaultKinds] = {
-      "crash",      "restart",      "step-forward", "step-back", "slew",    "partition", "outage",
-      "lost-reply", "late-message", "stall",        "promotion", "restore", "clone"};
+      "crash",     "restart", "step-forward", "step-back",    "slew",
+      "partition", "outage",  "lost-reply",   "late-message", "stall",
+      "promotion", "restore", "clone",        "upgrade",      "drop-create"};
   return fault >= 0 && fault < kFaultKinds ? names[fault] : "?";
 }
 
 namespace {
 
-const char* const kMutantNames[] = {"none",          "no-floor",       "no-durable",
-                                    "no-confirm",    "no-floor-check", "no-cap-report",
-                                    "stale-release", "no-token"};
+const char* const kMutantNames[] = {
+    "none",          "no-floor",      "no-durable", "no-confirm",           "no-floor-check",
+    "no-cap-report", "stale-release", "no-token",   "upgrade-without-mark", "vouch-on-create",
+    "no-drop-mark",  "no-sync-wait"};
 
 }  // namespace
 
@@ -45,16 +47,132 @@ void World::schedule_fault() {
 
 // snowflake_restore_bound / snowflake_set_bound: the operator gives the bound
 // the original data directory had (bound_functions.cpp, adopt_bound).
-void World::operator_bound(Node& node, int64_t bound) {
-  node.storage_bound = std::max(node.storage_bound, bound);
-  node.bound_known = true;
+// The operator calls it on the running server when it refuses IDs for an
+// unknown bound: while it is down or still checking, later; once it knows
+// its bound, never.
+void World::operator_bound(Node& node, int64_t given) {
+  if (node.zombie) return;
+  if (!node.up || node.bound_state == bound::State::kChecking) {
+    schedule(1000000, EventKind::kOperatorBound, node.index, 0, 0, given);
+    return;
+  }
+  if (node.bound_state == bound::State::kKnown) return;
+  figures_.operator_bounds++;
+  adopt(node, given);
+}
+
+// adopt_bound (durable.cpp): the bound written, in WAL (the standby replays
+// it) and the state file, and known from then on.
+void World::adopt(Node& node, int64_t given) {
+  node.storage_bound = bound::adopted(given, {node.storage_bound, node.state_file});
+  node.vouched = false;  // write_bound: the state file says more
+  node.state_file = true;
+  node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, node.storage_bound).written;
   if (node.up) node.generator->restore(node.storage_bound);
+  if (bound::answers_marks(node.bound_state)) node.marks = false;
+  node.bound_state = bound::State::kKnown;
+}
+
+// note_extension_created and mark_bound_unknown (bound_origin.cpp): what a
+// creation records.
+void World::created(Node& node, bound::Creation creation) {
+  switch (creation) {
+    case bound::Creation::kMarkUnknown:
+      node.marks = true;
+      if (node.bound_state != bound::State::kKnown) node.bound_state = bound::State::kUnknown;
+      break;
+    case bound::Creation::kWriteStateFile:
+      adopt(node, node.storage_bound);
+      break;
+    case bound::Creation::kVouch:
+      node.vouched = true;
+      break;
+    case bound::Creation::kNothing:
+    case bound::Creation::kStaysUnknown:
+      break;
+  }
+}
+
+// conclude_bound_check (bound_origin.cpp): the extension is in a database,
+// unless a creation while nothing could be issued vouched for it.
+void World::check_done(Node& node) {
+  if (node.bound_state != bound::State::kChecking) return;
+  node.bound_state = bound::after_check(node.bound_state, !node.vouched);
+  if (node.bound_state == bound::State::kUnknown) node.marks = true;
+}
+
+// DROP EXTENSION (the object access hook: bound_origin.cpp), then CREATE
+// EXTENSION (note_extension_created), before the check has concluded or the
+// operator has given the bound.
+void World::drop_create(Node& node) {
+  figures_.faults[kDropCreate]++;
+  if (config_.mutant != Mutant::kNoDropMark && bound::drop_marks_unknown(node.bound_state))
+    created(node, bound::Creation::kMarkUnknown);  // mark_bound_unknown, as a drop marks
+  node.vouched = false;                            // a vouch names the dropped extension's OID
+  bound::Creation creation = bound::at_creation(false, node.bound_state, node.state_file);
+  if (config_.mutant == Mutant::kVouchOnCreate && creation == bound::Creation::kStaysUnknown)
+    creation = bound::Creation::kWriteStateFile;
+  created(node, creation);
+}
+
+// Half the time a restore or an upgrade runs on a new server (the data
+// directory moved there), whose wall clock is any node's: within a second of
+// the true time.
+void World::new_server(Node& node) {
+  if (!rng_.chance(0.5)) return;
+  node.wall.base_true_us = now_;
+  node.wall.base_us = kStartUs + now_ + rng_.range(-1000000, 1000000);
+  node.wall.rate_ppm = rng_.range(-200, 200);
+}
+
+// pg_upgrade into a new data directory (a new system identifier): the old
+// cluster shut down cleanly (the release, the exact bound), the new one made
+// by initdb, or tried out first (a state file of its own), half the time with
+// Debian's pg_upgradecluster hook, which copies the old state file to
+// pg_snowflake/given. pg_upgrade's server creates the extension in
+// binary-upgrade mode; then the new cluster starts, 0.2 to 2 s after the
+// old one stopped. If it refuses IDs, the operator gives the old data
+// directory's bound.
+void World::upgrade(Node& node) {
+  release(node);
+  const int64_t exact = bound::exact_at_shutdown(layout_, node.state->last_id.load(),
+                                                 node.state->durable_until.load());
+  if (exact != 0) node.storage_bound = exact;
+  stop(node);
+  const int64_t old_bound = node.storage_bound;
+  node.original_bound = std::max(node.original_bound, old_bound);
+  // The hook (debian/pg_upgradecluster-hook) copies the old state file only
+  // if there is one and the old cluster's bound is not marked unknown.
+  const bool hook = rng_.chance(0.5) && node.state_file && !node.marks;
+  const bool tried_out = rng_.chance(0.5);
+  node.self.system_identifier += "u";
+  node.self.timeline = 1;
+  node.state_file = tried_out;
+  node.storage_bound = 0;
+  node.marks = false;
+  node.vouched = false;
+  node.given = hook;
+  node.given_bound = old_bound;
+  // pg_upgrade's server: it does not take pg_snowflake/given.
+  bound::OnDisk disk;
+  disk.state_file = node.state_file;
+  disk.state_until = node.storage_bound;
+  const bound::Start start = bound::at_start(disk);
+  node.bound_state = start.state;
+  created(node, bound::at_creation(config_.mutant != Mutant::kUpgradeWithoutMark, start.state,
+                                   start.written.state_file));
+  node.drop_create = rng_.chance(0.5);
+  new_server(node);
+  schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
+  schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
+           node.original_bound);
 }
 
 void World::inject_fault() {
   if (active_.empty()) return;
   Node& node = *nodes_[static_cast<size_t>(active_[rng_.next() % active_.size()])];
-  const int fault = static_cast<int>(rng_.range(0, kFaultKinds - 1));
+  // Every kind but drop-create, which follows restores and upgrades.
+  const int fault = static_cast<int>(rng_.range(0, kDropCreate - 1));
   const bool up = node.up;
   switch (fault) {
     case kCrash:
@@ -69,8 +187,9 @@ void World::inject_fault() {
       if (!up) return;
       release(node);
       // save_exact_bound (durable.cpp): every backend is gone.
-      const int64_t exact = layout_.timestamp_of(node.state->last_id.load()) + 1;
-      if (exact < node.state->durable_until.load()) node.storage_bound = exact;
+      const int64_t exact = bound::exact_at_shutdown(layout_, node.state->last_id.load(),
+                                                     node.state->durable_until.load());
+      if (exact != 0) node.storage_bound = exact;
       stop(node);
       schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
       break;
@@ -95,6 +214,15 @@ void World::inject_fault() {
       // many nodes there are (every 20th draw with 1,000 nodes).
       if (++outage_draws_ % std::max(1, config_.nodes / 50) != 0) return;
       outage_until_ = std::max(outage_until_, now_ + rng_.range(lease_us_ / 2, 2 * lease_us_));
+      if (config_.registry_loses_commits && !snapshots_.empty()) {
+        // A failover to an asynchronous standby: the rows as they were.
+        const int64_t lag = rng_.range(100000, lease_us_);
+        auto snapshot = snapshots_.begin();
+        for (auto it = snapshots_.begin(); it != snapshots_.end() && it->first <= now_ - lag; ++it)
+          snapshot = it;
+        rows_ = snapshot->second;
+        figures_.registry_reverts++;
+      }
       break;
     case kLostReply:
       node.lose_next_reply = true;
@@ -111,11 +239,21 @@ void World::inject_fault() {
       node.zombie = true;
       active_.erase(std::find(active_.begin(), active_.end(), node.index));
       schedule(rng_.range(0, 3 * lease_us_), EventKind::kZombieDeath, node.index, 0, 0, 0);
-      const int64_t replayed = node.replayed_bound;
+      const bound::Written replayed = node.replayed;
       Node& standby = add_node(node.configured, node.self.system_identifier, node.self.timeline + 1,
                                node.self.host + "s");
-      standby.storage_bound = replayed;
-      standby.replayed_bound = replayed;
+      standby.registryless = node.registryless;
+      if (standby.registryless) figures_.registryless_nodes++;
+      standby.state_file = replayed.state_file;
+      standby.storage_bound = replayed.until;
+      standby.replayed = replayed;
+      // What the primary's pg_snowflake/ held when the standby was made.
+      standby.marks = node.marks;
+      standby.vouched = node.vouched;
+      standby.original_bound = std::max(node.original_bound, node.storage_bound);
+      if (standby.marks)
+        schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, standby.index, 0, 0,
+                 standby.original_bound);
       schedule(rng_.range(0, 1000000), EventKind::kStart, standby.index, 0, 0, 0);
       break;
     }
@@ -123,30 +261,54 @@ void World::inject_fault() {
       // A point-in-time restore (a new timeline) without pg_snowflake/: no
       // ID until the operator gives the original's bound.
       if (up) stop(node);
-      node.bound_known = false;
       node.self.timeline++;
       schedule(rng_.range(500000, 3000000), EventKind::kStart, node.index, 0, 0, 0);
+      node.original_bound = std::max(node.original_bound, node.storage_bound);
       schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
-               node.storage_bound);
+               node.original_bound);
+      node.state_file = false;
+      node.storage_bound = 0;
+      node.marks = false;
+      node.vouched = false;
+      node.given = false;
+      node.drop_create = rng_.chance(0.5);
+      if (config_.foreign_state_files && rng_.chance(0.5)) {
+        const Node& other = *nodes_[static_cast<size_t>(rng_.next() % nodes_.size())];
+        if (other.self.system_identifier != node.self.system_identifier) {
+          node.state_file = other.state_file;
+          node.storage_bound = other.storage_bound;
+          node.marks = other.marks;
+          figures_.foreign_states++;
+        }
+      }
+      new_server(node);
       break;
     case kClone: {
       // Its data directory as a snapshot has it (the durable bound), started
       // beside the running original by another postmaster: a clone in the
       // same place, or a restored backup that ended recovery on a new
       // timeline elsewhere. It runs for a while, then is stopped for good.
-      if (!up) return;
+      // (Not of a node without the registry: beside its original, under its
+      // worker_id, nothing keeps it apart, as README says.)
+      if (!up || node.registryless) return;
       const bool restored = rng_.chance(0.5);
       Node& copy = add_node(node.configured, node.self.system_identifier,
                             node.self.timeline + (restored ? 1 : 0),
                             restored ? node.self.host + "r" : node.self.host);
       active_.pop_back();  // faults do not hit it: it only runs beside the original
       copy.clone_of = node.index;
+      copy.state_file = node.state_file;
       copy.storage_bound = node.storage_bound;
+      copy.marks = node.marks;
       figures_.clones++;
       schedule(rng_.range(0, 1000000), EventKind::kStart, copy.index, 0, 0, 0);
       schedule(rng_.range(lease_us_, 6 * lease_us_), EventKind::kZombieDeath, copy.index, 0, 0, 0);
       break;
     }
+    case kUpgrade:
+      if (!up) return;
+      upgrade(node);
+      break;
     default:
       return;
   }

@@ -24,9 +24,11 @@ namespace {
                "snowflake_sim: %s\n"
                "usage: snowflake_sim [--seed N] [--seeds K] [--nodes N] [--backends N]\n"
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
-               "  [--automatic SHARE]\n"
+               "  [--automatic SHARE] [--registryless N] [--registry-loses-commits]\n"
+               "  [--foreign-state-files]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
-               "   stale-release|no-token]\n"
+               "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
+               "   no-sync-wait]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);
@@ -44,6 +46,12 @@ std::string replay_command(const Config& config) {
   std::string command = text;
   if (config.automatic >= 0) {
     std::snprintf(text, sizeof(text), " --automatic %g", config.automatic);
+    command += text;
+  }
+  if (config.registry_loses_commits) command += " --registry-loses-commits";
+  if (config.foreign_state_files) command += " --foreign-state-files";
+  if (config.registryless >= 0) {
+    std::snprintf(text, sizeof(text), " --registryless %d", config.registryless);
     command += text;
   }
   return command;
@@ -80,6 +88,12 @@ int main(int argc, char** argv) {
       config.faults_per_node_minute = std::atof(value());
     else if (flag == "--automatic")
       config.automatic = std::atof(value());
+    else if (flag == "--foreign-state-files")
+      config.foreign_state_files = true;
+    else if (flag == "--registry-loses-commits")
+      config.registry_loses_commits = true;
+    else if (flag == "--registryless")
+      config.registryless = std::atoi(value());
     else if (flag == "--budget-s")
       budget_s = std::atof(value());
     else if (flag == "--expect-duplicate")
@@ -123,6 +137,10 @@ int main(int argc, char** argv) {
     total.lost_identities += figures.lost_identities;
     total.clones += figures.clones;
     total.clone_takeovers += figures.clone_takeovers;
+    total.registryless_nodes += figures.registryless_nodes;
+    total.operator_bounds += figures.operator_bounds;
+    total.registry_reverts += figures.registry_reverts;
+    total.foreign_states += figures.foreign_states;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -166,6 +184,17 @@ int main(int argc, char** argv) {
       "  clones and restored copies beside a running original: %llu (%llu took a row over)\n",
       static_cast<unsigned long long>(total.clones),
       static_cast<unsigned long long>(total.clone_takeovers));
+  std::printf(
+      "  without the registry: %llu nodes (a worker_id of their own, a synchronous standby); "
+      "bounds an operator gave: %llu\n",
+      static_cast<unsigned long long>(total.registryless_nodes),
+      static_cast<unsigned long long>(total.operator_bounds));
+  if (config.registry_loses_commits)
+    std::printf("  failovers of the registry that lost commits: %llu\n",
+                static_cast<unsigned long long>(total.registry_reverts));
+  if (config.foreign_state_files)
+    std::printf("  restores with another node's pg_snowflake/: %llu\n",
+                static_cast<unsigned long long>(total.foreign_states));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

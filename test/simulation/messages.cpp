@@ -111,12 +111,12 @@ void World::worker_reply(Node& node, size_t index) {
     node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
   } else {
     lease::Grant& grant = node.grant;
-    if (!grant.held || grant.node != message.identity || answer.taken) grant.floor = 0;
-    const int64_t floor = lease::floor_from_inherited(layout_, answer.inherited_ms);
-    if (floor > 0 && config_.mutant != Mutant::kNoFloor) {
-      node.generator->raise_floor(floor);
-      grant.floor = std::max(grant.floor, floor);
-    }
+    const bool renewal = grant.held && grant.node == message.identity && !answer.taken;
+    const int64_t inherited = config_.mutant == Mutant::kNoFloor
+                                  ? 0
+                                  : lease::floor_from_inherited(layout_, answer.inherited_ms);
+    if (inherited > 0) node.generator->raise_floor(inherited);
+    grant.floor = lease::floor_after_claim(grant.floor, renewal, inherited);
     grant.held = true;
     grant.node = message.identity;
     grant.valid_until_us = lease::valid_until_us(message.sent_mono, lease_us_);

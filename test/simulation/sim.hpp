@@ -29,6 +29,10 @@ enum Fault : int {
   kClone,        // a copy of the node started beside it: a clone (the same system,
                  // timeline, host and data directory) or a restored backup (a later
                  // timeline, elsewhere); another postmaster, so another token
+  kUpgrade,      // pg_upgrade into a new data directory: with Debian's hook (the old
+                 // bound given), without it, or into a cluster tried out first
+  kDropCreate,   // DROP EXTENSION and CREATE EXTENSION before the bound is known
+                 // (after half the restores and upgrades, not drawn on its own)
   kFaultKinds
 };
 const char* fault_name(int fault);
@@ -44,6 +48,12 @@ enum class Mutant {
   kStaleRelease,  // the release matches any row of the holder (before issue 29)
   kNoToken,       // the same holder without the token: the same system, timeline,
                   // host and data directory (before issue 37)
+  // The durable bound's rules (src/core/bound.hpp), seen by the nodes without
+  // the registry, which nothing else protects:
+  kUpgradeWithoutMark,  // pg_upgrade's creation of the extension is an ordinary one
+  kVouchOnCreate,       // a creation while the bound is unknown makes it known
+  kNoDropMark,          // a drop while the bound is not known marks nothing
+  kNoSyncWait,          // a bound used before the synchronous standby has it
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -59,6 +69,18 @@ struct Config {
   // The share of nodes without a configured worker_id, which lease
   // automatically (pick); < 0: drawn per seed.
   double automatic = -1;
+  // Nodes with a worker_id of their own and no registry (their bound alone
+  // keeps their IDs unique), each with a synchronous standby; < 0: nodes / 10.
+  int registryless = -1;
+  // The registry is a primary with an asynchronous standby: an outage is a
+  // failover to the standby, which lacks the latest commits (its rows revert
+  // to a snapshot 0.1 s to a lease old). Known to yield duplicates: the
+  // registry must be synchronous (doc/registry.md).
+  bool registry_loses_commits = false;
+  // Half the restores bring another node's pg_snowflake/ (a state file that
+  // records no system identifier or data directory, so a start trusts it).
+  // Known to yield duplicates: no safeguard sees it (doc/simulation.md).
+  bool foreign_state_files = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -79,6 +101,10 @@ struct Figures {
   uint64_t lost_identities = 0;      // picks that passed over the node's own live row
   uint64_t clones = 0;               // clones and restored copies started beside their original
   uint64_t clone_takeovers = 0;      // ... that took a row over
+  uint64_t registryless_nodes = 0;   // nodes (standbys included) without the registry
+  uint64_t operator_bounds = 0;      // bounds an operator gave to a node that refused IDs
+  uint64_t registry_reverts = 0;     // failovers of the registry that lost commits
+  uint64_t foreign_states = 0;       // restores with another node's pg_snowflake/
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <queue>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,13 @@ class World {
   void release(Node& node);
   void registry_release(size_t index);
   void operator_bound(Node& node, int64_t bound);
+  void check_done(Node& node);
+  void adopt(Node& node, int64_t given);
+  void created(Node& node, bound::Creation creation);
+  void drop_create(Node& node);
+  void upgrade(Node& node);
+  void new_server(Node& node);
+  int64_t node_field(const Node& node) const;
   void note(const std::string& what);
   void dispatch(const Event& event);
   void schedule_fault();
@@ -71,7 +79,10 @@ class World {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<int> active_;              // nodes faults may hit (not zombies)
   std::vector<registry_row::Row> rows_;  // by node field: (datacenter_id, worker_id)
-  automatic::Range range_;               // the identities automatic nodes pick from
+  // --registry-loses-commits: the rows as the registry's asynchronous standby
+  // has them, every 100 ms of the last lease (oldest first).
+  std::deque<std::pair<int64_t, std::vector<registry_row::Row>>> snapshots_;
+  automatic::Range range_;  // the identities automatic nodes pick from
   std::vector<automatic::Row> pick_rows_;
   std::vector<Message> messages_;
   std::vector<std::pair<int64_t, int>> issued_;  // (ID, node)

@@ -43,7 +43,18 @@ World::World(const Config& config)
     node.storage_bound = 0;
     schedule(rng_.range(0, 2000) * 1000, EventKind::kStart, node.index, 0, 0, 0);
   }
+  // Nodes without the registry, each with a worker_id of its own in the last
+  // datacenter (which no registry node leases).
+  const int registryless = std::min(
+      config.registryless >= 0 ? config.registryless : std::max(1, config.nodes / 10), workers);
+  for (int i = 0; i < registryless; i++) {
+    Node& node = add_node(i, "s" + std::to_string(i + 1), 1, "s" + std::to_string(i));
+    node.registryless = true;
+    figures_.registryless_nodes++;
+    schedule(rng_.range(0, 2000) * 1000, EventKind::kStart, node.index, 0, 0, 0);
+  }
   schedule_fault();
+  if (config.registry_loses_commits) schedule(0, EventKind::kRegistrySnapshot, 0, 0, 0, 0);
 }
 
 Node& World::add_node(int configured, const std::string& system, int64_t timeline,
@@ -71,6 +82,13 @@ void World::schedule(int64_t delay_us, EventKind kind, int node, int backend, ui
                      int64_t a) {
   queue_.push(Event{now_ + std::max<int64_t>(0, delay_us), sequence_++, kind, node, backend,
                     incarnation, a});
+}
+
+// The node field a backend issues under: a node without the registry's own,
+// else the one the View leased.
+int64_t World::node_field(const Node& node) const {
+  if (node.registryless) return layout_.node(layout_.max_datacenter_id(), node.configured);
+  return node.grant.node;
 }
 
 int64_t World::wall_ms(const Node& node) const {
@@ -114,7 +132,33 @@ void World::start(Node& node) {
   node.same_postmaster = false;
   node.state = std::make_unique<GeneratorState>();
   node.generator = std::make_unique<Generator>(*node.state, layout_);
-  if (node.bound_known) node.generator->restore(node.storage_bound);
+  // restore_durable_bound (durable.cpp): what pg_snowflake/ says.
+  bound::OnDisk disk;
+  disk.state_file = node.state_file;
+  disk.state_until = node.storage_bound;
+  disk.marks = node.marks;
+  disk.given = node.given;
+  disk.given_until = node.given_bound;
+  const bound::Start start = bound::at_start(disk);
+  node.state_file = start.written.state_file;
+  node.storage_bound = start.written.until;
+  node.bound_state = start.state;
+  node.generator->restore(start.written.until);
+  if (start.take_given) {
+    node.marks = false;
+    node.given = false;
+  }
+  if (start.remove_vouches) node.vouched = false;
+  // The check of the databases (bound_check.cpp) runs in the worker.
+  if (node.bound_state == bound::State::kChecking)
+    schedule(rng_.range(500000, 2000000), EventKind::kCheckDone, node.index, 0, node.incarnation,
+             0);
+  // An operator drops the extension and creates it again before the check
+  // has concluded.
+  if (node.drop_create) {
+    node.drop_create = false;
+    schedule(rng_.range(0, 400000), EventKind::kDropCreate, node.index, 0, node.incarnation, 0);
+  }
   node.grant = lease::Grant{};
   node.request = 0;
   node.pick_round = 0;
@@ -130,14 +174,17 @@ void World::stop(Node& node) {
 }
 
 // registered_node() (lease.cpp): lease::may_issue on the View, for the
-// configured node field or (automatic) whichever the View leased.
+// configured node field or (automatic) whichever the View leased. A bound not
+// known refuses here: make_durable (bound::may_make_durable) would refuse the
+// first ID after a start, whose unit is always at or past the bound restored.
 void World::backend_check(Node& node, int b) {
-  if (!node.bound_known ||
-      lease::may_issue(node.grant, mono(node), node.configured) != lease::Verdict::kAllowed) {
+  if (!bound::may_make_durable(node.bound_state) ||
+      (!node.registryless &&
+       lease::may_issue(node.grant, mono(node), node.configured) != lease::Verdict::kAllowed)) {
     schedule(rng_.range(5000, 50000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
     return;
   }
-  node.backends[static_cast<size_t>(b)].node = node.grant.node;
+  node.backends[static_cast<size_t>(b)].node = node_field(node);
   schedule(step_delay(node), EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
 }
 
@@ -178,6 +225,9 @@ void World::backend_reserve(Node& node, int b) {
       // make_durable (durable.cpp): the WAL record and state file, then the
       // generator may issue up to the bound. A crash before it is done loses it.
       const int64_t until = node.generator->durable_until_after(outcome.timestamp);
+      // A promoted synchronous standby no longer confirms the old primary's
+      // records: its wait for the standby never ends.
+      if (node.registryless && node.zombie && config_.mutant != Mutant::kNoSyncWait) return;
       if (config_.mutant == Mutant::kNoDurable) {
         node.generator->publish_durable(until);
         schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
@@ -231,10 +281,17 @@ void World::reserved(Node& node, int b, const Backend& run) {
 }
 
 void World::durable_done(Node& node, int b, int64_t until) {
+  // Its synchronous standby promoted meanwhile, the wait never ends.
+  if (node.registryless && node.zombie && config_.mutant != Mutant::kNoSyncWait) return;
   node.storage_bound = std::max(node.storage_bound, until);
   node.generator->publish_durable(until);
-  // Streaming replication: the standby replays the bound record a little later.
-  schedule(rng_.range(100, 50000), EventKind::kReplay, node.index, 0, 0, until);
+  // Streaming replication: the standby replays the bound record a little
+  // later; a synchronous one (a node without the registry) before the bound is
+  // used (durable.cpp, wait_for_synchronous_standbys).
+  if (node.registryless && config_.mutant != Mutant::kNoSyncWait)
+    node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, until).written;
+  else
+    schedule(rng_.range(100, 50000), EventKind::kReplay, node.index, 0, 0, until);
   schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
 }
 
@@ -243,8 +300,10 @@ void World::backend_confirm(Node& node, int b) {
   const Backend& backend = node.backends[static_cast<size_t>(b)];
   lease::Grant grant = node.grant;
   if (config_.mutant == Mutant::kNoFloorCheck) grant.floor = 0;
-  if (lease::may_return(grant, mono(node), backend.node, backend.timestamp) ==
-      lease::Verdict::kAllowed) {
+  if (node.registryless) {
+    emit(node, backend);
+  } else if (lease::may_return(grant, mono(node), backend.node, backend.timestamp) ==
+             lease::Verdict::kAllowed) {
     emit(node, backend);
   } else {
     figures_.refused++;
@@ -262,7 +321,7 @@ void World::emit(const Node& node, const Backend& backend) {
 // The worker's round (worker.cpp attempt()): the configured identity claimed
 // or renewed; automatic, the identity held renewed, else a pick (automatic.cpp).
 void World::worker_tick(Node& node) {
-  if (node.request != 0) return;
+  if (node.request != 0 || node.registryless) return;
   const int64_t now_mono = mono(node);
   if (now_mono < node.next_attempt_mono) {
     schedule(node.next_attempt_mono - now_mono, EventKind::kWorkerTick, node.index, 0,
@@ -324,7 +383,8 @@ void World::dispatch(const Event& event) {
       registry_release(static_cast<size_t>(event.a));
       break;
     case EventKind::kReplay:
-      node.replayed_bound = std::max(node.replayed_bound, event.a);
+      // redo (bound_wal.cpp): the standby keeps the record in its state file.
+      node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, event.a).written;
       break;
     case EventKind::kStart:
       if (!node.up && !node.zombie) start(node);
@@ -334,6 +394,17 @@ void World::dispatch(const Event& event) {
       break;
     case EventKind::kZombieDeath:
       stop(node);
+      break;
+    case EventKind::kRegistrySnapshot:
+      snapshots_.emplace_back(now_, rows_);
+      while (snapshots_.front().first < now_ - lease_us_) snapshots_.pop_front();
+      schedule(100000, EventKind::kRegistrySnapshot, 0, 0, 0, 0);
+      break;
+    case EventKind::kCheckDone:
+      if (live) check_done(node);
+      break;
+    case EventKind::kDropCreate:
+      if (live) drop_create(node);
       break;
     case EventKind::kFault:
       inject_fault();

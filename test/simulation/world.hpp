@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bound.hpp"
 #include "generator.hpp"
 #include "lease.hpp"
 #include "pick.hpp"
@@ -46,19 +47,32 @@ struct Node {
   // The configured identity (worker_id: the registry row, also the node
   // field), or -1: automatic leasing picks one (the View's grant.node).
   int configured = -1;
+  // No registry: the node field is `configured`'s in the last datacenter,
+  // and a synchronous standby.
+  bool registryless = false;
   registry_row::Holder self;
   uint64_t incarnation = 0;
   bool up = false;
-  bool zombie = false;      // replaced by its promoted standby; dies soon
-  bool bound_known = true;  // false after a restore without pg_snowflake/
-  int clone_of = -1;        // a clone or restored copy: the node it was copied from
+  bool zombie = false;  // replaced by its promoted standby; dies soon
+  // What shared memory says of the bound (bound::at_start and the rest decide).
+  bound::State bound_state = bound::State::kKnown;
+  int clone_of = -1;  // a clone or restored copy: the node it was copied from
   // The next start is the same postmaster's reinitialization after a
   // backend crashed (restart_after_crash): its token stays.
   bool same_postmaster = false;
   std::unique_ptr<GeneratorState> state;
   std::unique_ptr<Generator> generator;
-  int64_t storage_bound = 0;   // durable (state file, WAL)
-  int64_t replayed_bound = 0;  // its standby's, replayed with a lag
+  // pg_snowflake/: the state file (the durable bound, also in WAL), the marks
+  // of an unknown bound.
+  bool state_file = true;
+  int64_t storage_bound = 0;
+  bool marks = false;
+  bool vouched = false;  // a vouch for the extension in place (pg_snowflake/created.*)
+  bool given = false;    // pg_snowflake/given, from Debian's pg_upgradecluster hook
+  int64_t given_bound = 0;
+  bool drop_create = false;          // the next start: DROP and CREATE EXTENSION before the check
+  bound::Written replayed{0, true};  // its standby's state file, replayed with a lag
+  int64_t original_bound = 0;  // the bound an operator gives after a restore without pg_snowflake/
   DriftingClock wall;          // µs since 1970
   DriftingClock mono;          // the lease clock
   // The worker's View.
@@ -94,6 +108,9 @@ enum class EventKind : uint8_t {
   kStart,
   kOperatorBound,
   kZombieDeath,
+  kCheckDone,
+  kRegistrySnapshot,
+  kDropCreate,
   kFault,
 };
 

@@ -101,5 +101,16 @@ TEST(Lease, FloorCapAndReleaseInTheLayoutsUnits) {
   EXPECT_EQ(lease::floor_from_inherited(coarse, coarse.epoch_ms() + 40), 4);
 }
 
+// record_claim (worker.cpp, apply_inherited) and the simulator: the floor
+// outlives only a renewal, and never goes below what the claim inherited.
+TEST(Lease, OnlyARenewalKeepsTheFloor) {
+  EXPECT_EQ(lease::floor_after_claim(500, true, 0), 500);
+  EXPECT_EQ(lease::floor_after_claim(500, true, 300), 500);
+  EXPECT_EQ(lease::floor_after_claim(500, true, 700), 700);
+  // A new claim, another identity, or a takeover: the old floor goes.
+  EXPECT_EQ(lease::floor_after_claim(500, false, 0), 0);
+  EXPECT_EQ(lease::floor_after_claim(500, false, 300), 300);
+}
+
 }  // namespace
 }  // namespace snowflake

@@ -176,14 +176,9 @@ void object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub
   if (class_id != ExtensionRelationId || (access != OAT_POST_CREATE && access != OAT_DROP) ||
       !is_snowflake(object_id))
     return;
-  if (access == OAT_POST_CREATE && IsBinaryUpgrade) {
-    mark_bound_unknown(
-        "this data directory was made by pg_upgrade, which brought the snowflake "
-        "extension in database %s",
-        quoted_database(), ERROR);
-  } else if (access == OAT_POST_CREATE) {
+  if (access == OAT_POST_CREATE) {
     note_extension_created(object_id);
-  } else if (shared_node != nullptr && bound_state() != BoundState::kKnown) {
+  } else if (shared_node != nullptr && bound::drop_marks_unknown(bound_state())) {
     mark_bound_unknown(
         "the snowflake extension was dropped in database %s while the bound was not "
         "known, and its tables may keep the IDs it issued",
@@ -276,8 +271,9 @@ void mark_bound_unknown(const char* clause, const char* databases, int elevel) {
 }
 
 void conclude_bound_check(const char* found) {
-  if (bound_state() != BoundState::kChecking) return;
-  if (found != nullptr) {
+  const BoundState state = bound_state();
+  if (state != BoundState::kChecking) return;
+  if (bound::after_check(state, found != nullptr) == BoundState::kUnknown) {
     mark_bound_unknown(
         "the snowflake extension is in database %s, yet pg_snowflake/state was "
         "missing when the server started: this data directory was made by "
@@ -290,18 +286,31 @@ void conclude_bound_check(const char* found) {
   LWLockRelease(shared_node->durable_lock);
 }
 
+// What a creation records is bound::at_creation's.
 void note_extension_created(Oid extension) {
-  if (shared_node == nullptr) return;
-  switch (bound_state()) {
-    case BoundState::kKnown: {
-      LWLockAcquire(shared_node->durable_lock, LW_SHARED);
-      const bool written = shared_node->state_file_written;
-      LWLockRelease(shared_node->durable_lock);
-      // In WAL too, so that a standby cloned before now vouches as well.
-      if (!written) (void)adopt_bound(shared_node->written_until);
+  if (shared_node == nullptr && !IsBinaryUpgrade) return;
+  BoundState state = BoundState::kKnown;
+  bool written = true;
+  if (shared_node != nullptr) {
+    state = bound_state();
+    LWLockAcquire(shared_node->durable_lock, LW_SHARED);
+    written = shared_node->state_file_written;
+    LWLockRelease(shared_node->durable_lock);
+  }
+  switch (bound::at_creation(IsBinaryUpgrade, state, written)) {
+    case bound::Creation::kMarkUnknown:
+      mark_bound_unknown(
+          "this data directory was made by pg_upgrade, which brought the snowflake "
+          "extension in database %s",
+          quoted_database(), ERROR);
       return;
-    }
-    case BoundState::kChecking:
+    case bound::Creation::kNothing:
+      return;
+    case bound::Creation::kWriteStateFile:
+      // In WAL too, so that a standby cloned before now vouches as well.
+      (void)adopt_bound(shared_node->written_until);
+      return;
+    case bound::Creation::kVouch:
       // No ID is issued until the bound is known, so none was issued under
       // this extension: a vouch, as without the preload, which the check (at
       // this database now or after a restart) counts as no extension. (A drop
@@ -319,7 +328,7 @@ void note_extension_created(Oid extension) {
                        "superuser, SELECT snowflake_set_bound(now()) if this data directory "
                        "never issued IDs.")));
       return;
-    case BoundState::kUnknown: {
+    case bound::Creation::kStaysUnknown: {
       // The bound stays unknown whatever is created: no vouch.
       LWLockAcquire(shared_node->durable_lock, LW_SHARED);
       const char* why = pstrdup(shared_node->bound_unknown_why);

@@ -83,21 +83,22 @@ void redo(XLogReaderState* record) {
          XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK, XLogRecGetDataLen(record));
   const int64_t until = settings.layout.timestamp_bound(bound_record.id_bound);
   node_generator()->restore(until);
-  if (until > shared_node->written_until || !shared_node->state_file_written) {
+  const bound::Replay replay = bound::at_replay(
+      {shared_node->written_until, shared_node->state_file_written}, bound_state(), until);
+  if (replay.write_state_file) {
     // Kept in the state file too, so a standby that restarts before its
-    // promotion does not depend on WAL it has already recycled (and, for the
-    // empty bound a creation of the extension writes, vouches as its primary does).
-    write_replayed_bound(until, record->ReadRecPtr);
-    if (!shared_node->state_file_written) remove_vouches(WARNING);
-    shared_node->written_until = std::max(until, shared_node->written_until);
-    shared_node->state_file_written = true;
+    // promotion does not depend on WAL it has already recycled.
+    write_replayed_bound(replay.written.until, record->ReadRecPtr);
+    if (replay.remove_vouches) remove_vouches(WARNING);
+    shared_node->written_until = replay.written.until;
+    shared_node->state_file_written = replay.written.state_file;
   }
   // The primary knew its bound when it wrote the record, and so does this
   // server once it has it, in its state file: the marks have had their answer
   // (also when the state file was already above the record, as after a crash
   // between an operator's bound and the removal of the marks).
-  if (bound_state() == BoundState::kUnknown) remove_unknown_marks(WARNING);
-  set_bound_state(BoundState::kKnown);
+  if (replay.remove_marks) remove_unknown_marks(WARNING);
+  set_bound_state(replay.state);
 }
 
 void describe(StringInfo buffer, XLogReaderState* record) {

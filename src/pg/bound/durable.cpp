@@ -35,7 +35,9 @@
 // layout or the epoch changes.
 //
 // Where the bound comes from when the state file is missing:
-// bound_origin.cpp.
+// bound_origin.cpp. The decisions (the exact bound, what a start concludes
+// from pg_snowflake/, an operator's bound never lowering the one written) are
+// src/core/bound.hpp's, which the simulator runs too.
 #include "durable.hpp"
 
 #include <algorithm>
@@ -60,8 +62,10 @@ namespace {
 // At a clean shutdown every backend is gone, so the exact bound is known.
 void save_exact_bound(int code, Datum) {
   if (code != 0 || shared_node == nullptr) return;
-  const int64_t exact = settings.layout.timestamp_of(shared_node->generator.last_id.load()) + 1;
-  if (exact < shared_node->generator.durable_until.load()) write_state_file(exact, LOG);
+  const int64_t exact =
+      bound::exact_at_shutdown(settings.layout, shared_node->generator.last_id.load(),
+                               shared_node->generator.durable_until.load());
+  if (exact != 0) write_state_file(exact, LOG);
 }
 
 // Whether WAL up to `lsn` is flushed on the synchronous standbys, or none
@@ -124,36 +128,31 @@ XLogRecPtr write_bound(int64_t until) {
 
 }  // namespace
 
+// What the start concludes from pg_snowflake/ is bound::at_start's.
 void restore_durable_bound() {
-  int64_t until = 0;
-  bool found = read_state_file(&until);
-  // A bound given for data from another data directory (bound_origin.cpp,
-  // "Unknown stays unknown"): the state file's from now on, and it covers
-  // what the marks were about.
+  bound::OnDisk disk;
+  disk.state_file = read_state_file(&disk.state_until);
   // Not in pg_upgrade's own server: the data it brings comes after.
-  int64_t given = 0;
-  const bool has_given = !IsBinaryUpgrade && read_given_state_file(&given);
-  if (has_given) {
-    until = found ? std::max(until, given) : given;
-    found = true;
-    if (write_state_file(until, LOG)) {
+  disk.given = !IsBinaryUpgrade && read_given_state_file(&disk.given_until);
+  char why[sizeof(shared_node->bound_unknown_why)];
+  disk.marks = read_unknown_marks(why, sizeof(why));
+  const bound::Start start = bound::at_start(disk);
+  if (start.take_given) {
+    // A bound given for data from another data directory (bound_origin.cpp,
+    // "Unknown stays unknown"): the state file's from now on.
+    if (write_state_file(start.written.until, LOG)) {
       remove_unknown_marks(LOG);
       remove_given_state_file(LOG);
     }
     ereport(LOG, (errmsg("snowflake: took the bound in pg_snowflake/given, above the IDs of the "
                          "data directory this one was upgraded from")));
   }
-  char why[sizeof(shared_node->bound_unknown_why)];
-  const bool unknown = !has_given && read_unknown_marks(why, sizeof(why));
-  shared_node->written_until = until;
-  shared_node->state_file_written = found;
-  node_generator()->restore(until);
-  // The state file says more than the vouches of creations before it.
-  if (found) remove_vouches(LOG);
-  set_bound_state(unknown ? BoundState::kUnknown
-                  : found ? BoundState::kKnown
-                          : BoundState::kChecking);
-  if (unknown) {
+  shared_node->written_until = start.written.until;
+  shared_node->state_file_written = start.written.state_file;
+  node_generator()->restore(start.written.until);
+  if (start.remove_vouches) remove_vouches(LOG);
+  set_bound_state(start.state);
+  if (start.reason == bound::Reason::kMarked) {
     strlcpy(shared_node->bound_unknown_why, why, sizeof(shared_node->bound_unknown_why));
     if (!IsBinaryUpgrade) {
       ereport(
@@ -164,7 +163,8 @@ void restore_durable_bound() {
                    "the data directory this one came from, or, if it never issued IDs, "
                    "SELECT snowflake_set_bound(now()).")));
     }
-  } else if (!found && !IsBinaryUpgrade && !registry_worker_registered()) {
+  } else if (start.reason == bound::Reason::kStateFileMissing && !IsBinaryUpgrade &&
+             !registry_worker_registered()) {
     ereport(WARNING,
             (errmsg("snowflake: pg_snowflake/state is missing, and the check of the databases "
                     "cannot run: the snowflake registry worker could not be registered"),
@@ -180,14 +180,14 @@ void restore_durable_bound() {
 
 int64_t adopt_bound(int64_t until) {
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
-  until = std::max(until, shared_node->written_until);
+  until = bound::adopted(until, {shared_node->written_until, shared_node->state_file_written});
   const XLogRecPtr lsn = write_bound(until);
   LWLockRelease(shared_node->durable_lock);
   wait_for_synchronous_standbys(lsn, until);
   node_generator()->restore(until);
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
   // The state file is written: the marks of an unknown bound have had their answer.
-  if (bound_state() == BoundState::kUnknown) remove_unknown_marks(WARNING);
+  if (bound::answers_marks(bound_state())) remove_unknown_marks(WARNING);
   set_bound_state(BoundState::kKnown);
   LWLockRelease(shared_node->durable_lock);
   return until;
@@ -200,7 +200,7 @@ void make_durable(int64_t timestamp, bool wait) {
   Generator* generator = node_generator();
   const int64_t started_us = wait ? monotonic_us() : -1;
   if (wait) count(kDurableWaits);
-  if (unlikely(bound_state() != BoundState::kKnown)) {
+  if (unlikely(!bound::may_make_durable(bound_state()))) {
     if (!wait) return;
     require_known_bound();
   }

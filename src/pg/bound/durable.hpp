@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "../../core/bound.hpp"
+
 namespace snowflake::pg {
 
 // Makes a durable bound after `timestamp`'s unit of time (and an interval beyond,
@@ -15,12 +17,8 @@ namespace snowflake::pg {
 void make_durable(int64_t timestamp, bool wait);
 
 // Whether the node knows a bound above every ID its data directory has issued
-// (durable.cpp, "Where the bound comes from").
-enum class BoundState : uint32_t {
-  kKnown,     // from the state file, a replayed bound record, or an operator
-  kChecking,  // the state file was missing at start; the databases are being checked
-  kUnknown,   // ... and the check found the extension: refused until an operator says
-};
+// (durable.cpp, "Where the bound comes from"); src/core/bound.hpp decides.
+using BoundState = bound::State;
 BoundState bound_state();
 void set_bound_state(BoundState state);  // under durable_lock, exclusively
 
@@ -34,12 +32,12 @@ void require_known_bound();
 // or these have (a short list for messages, such as "\"app\", \"shop\"").
 void conclude_bound_check(const char* found);
 
-// After `extension` was created in this backend's transaction, with the
-// preload: from now on this data directory vouches for its IDs, so the state
-// file is written (an empty bound) if there is none yet; while the
-// databases are checked (so nothing is issued), a vouch instead
-// (bound_origin.cpp, "Creations"), with a WARNING if the check cannot run;
-// while the bound is unknown, only a WARNING. Never waits for the check.
+// After `extension` was created in this backend's transaction (src/core/bound.hpp,
+// bound::at_creation, decides): in pg_upgrade's server, the bound is marked
+// unknown. Else, with the preload: from now on this data directory vouches for its IDs, so the
+// state file is written (an empty bound) if there is none yet; while the databases are checked (so
+// nothing is issued), a vouch instead (bound_origin.cpp, "Creations"), with a WARNING if the check
+// cannot run; while the bound is unknown, only a WARNING. Never waits for the check.
 void note_extension_created(unsigned int extension);
 
 // Marks the bound unknown for a reason: `clause` ("this data directory was

@@ -196,20 +196,22 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
 // to the largest ids_before they reported (nothing is made durable: the first
 // ID there raises a durable bound first). Renewals return the same floor,
 // which then changes nothing.
-void apply_inherited(const ClaimResult& result, View* target) {
+void apply_inherited(const ClaimResult& result, bool same_lease, View* target) {
   View& view = *target;
   Generator* generator = node_generator();
   const Layout& layout = settings.layout;
-  if (result.taken_from[0] != '\0') {
-    view.floor = 0;
-    strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
-  }
+  const bool taken = result.taken_from[0] != '\0';
+  if (taken) strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
+  const bool renewal = same_lease && !taken;
   const int64_t timestamp = lease::floor_from_inherited(layout, result.inherited_ms);
-  if (generator == nullptr || timestamp <= 0) return;
+  if (generator == nullptr || timestamp <= 0) {
+    view.floor = lease::floor_after_claim(view.floor, renewal, 0);
+    return;
+  }
   const int64_t last = generator->state().last_id.load();
   const bool raises = last < layout.max_id(timestamp - 1);
   generator->raise_floor(timestamp);
-  if (timestamp > view.floor) view.floor = timestamp;
+  view.floor = lease::floor_after_claim(view.floor, renewal, timestamp);
   if (raises && result.inherited_ms > unix_time_ms()) {
     ereport(LOG,
             (errmsg("snowflake registry: continuing above the previous holder's IDs, which run "

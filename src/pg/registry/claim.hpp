@@ -50,7 +50,9 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
 
 // After a claim: the generator's floor goes up to what the previous holders
 // reported, and `view` keeps it (and whom it came from) for the errors.
-void apply_inherited(const ClaimResult& result, View* view);
+// `same_lease`: the View held the lease on the identity claimed
+// (lease::floor_after_claim keeps its floor if the claim took nothing over).
+void apply_inherited(const ClaimResult& result, bool same_lease, View* view);
 
 // At shutdown: sets this node's row's ids_before to `ids_before` (ms since
 // 1970) and marks it released, if the row is still this postmaster's as

@@ -158,16 +158,13 @@ void record_failure(const char* error) {
 
 void record_claim(const Self& self, int datacenter_id, int worker_id, const ClaimResult& claimed) {
   View& view = worker.view;
-  const bool renewal = view.state == State::kHeld && view.datacenter_id == datacenter_id &&
-                       view.worker_id == worker_id;
-  if (!renewal) {
-    view.floor = 0;
-    view.floor_host[0] = '\0';
-  }
+  const bool same_lease = view.state == State::kHeld && view.datacenter_id == datacenter_id &&
+                          view.worker_id == worker_id;
+  if (!same_lease) view.floor_host[0] = '\0';
   // After the registry's history changed, anything but a renewal starts above
   // what a holder whose renewals it forgot may issue (durability.cpp).
   ClaimResult result = claimed;
-  if (!renewal && view.registry.history_floor_ms > result.inherited_ms) {
+  if (!same_lease && view.registry.history_floor_ms > result.inherited_ms) {
     result.inherited_ms = view.registry.history_floor_ms;
     if (result.inherited_ms > unix_time_ms())
       ereport(LOG, (errmsg("snowflake registry: claiming datacenter_id %d, worker_id %d above %s, "
@@ -176,7 +173,7 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
                            timestamp_text(timestamptz_from_unix_ms(result.inherited_ms)),
                            registry_time(view.registry.history_changed_at))));
   }
-  apply_inherited(result, &view);
+  apply_inherited(result, same_lease, &view);
   view.state = State::kHeld;
   view.datacenter_id = datacenter_id;
   view.worker_id = worker_id;

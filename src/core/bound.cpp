@@ -1,0 +1,94 @@
+// The durable bound's decisions; bound.hpp states the rules.
+#include "bound.hpp"
+
+#include <algorithm>
+
+namespace snowflake::bound {
+
+bool may_make_durable(State state) noexcept {
+  return state == State::kKnown;
+}
+
+int64_t exact_at_shutdown(const Layout& layout, int64_t last_id, int64_t durable_until) noexcept {
+  const int64_t exact = layout.timestamp_of(last_id) + 1;
+  return exact < durable_until ? exact : 0;
+}
+
+Start at_start(const OnDisk& disk) noexcept {
+  Start start;
+  start.written.until = disk.state_file ? disk.state_until : 0;
+  start.written.state_file = disk.state_file;
+  // A bound given for data from another data directory: the state file's from
+  // now on, and it covers what the marks were about.
+  start.take_given = disk.given;
+  if (start.take_given) {
+    start.written.until =
+        disk.state_file ? std::max(disk.state_until, disk.given_until) : disk.given_until;
+    start.written.state_file = true;
+  }
+  const bool unknown = !start.take_given && disk.marks;
+  start.remove_vouches = start.written.state_file;
+  if (unknown) {
+    start.state = State::kUnknown;
+    start.reason = Reason::kMarked;
+  } else if (start.written.state_file) {
+    start.state = State::kKnown;
+    start.reason = Reason::kNone;
+  } else {
+    start.state = State::kChecking;
+    start.reason = Reason::kStateFileMissing;
+  }
+  return start;
+}
+
+Replay at_replay(const Written& written, State state, int64_t until) noexcept {
+  Replay replay;
+  replay.written = written;
+  // Kept in the state file too, so a standby that restarts before its
+  // promotion does not depend on WAL it has already recycled (and, for the
+  // empty bound a creation of the extension writes, vouches as its primary does).
+  replay.write_state_file = until > written.until || !written.state_file;
+  if (replay.write_state_file) {
+    replay.remove_vouches = !written.state_file;
+    replay.written.until = std::max(until, written.until);
+    replay.written.state_file = true;
+  }
+  replay.remove_marks = answers_marks(state);
+  replay.state = State::kKnown;
+  return replay;
+}
+
+int64_t adopted(int64_t until, const Written& written) noexcept {
+  return std::max(until, written.until);
+}
+
+bool answers_marks(State state) noexcept {
+  return state == State::kUnknown;
+}
+
+Creation at_creation(bool binary_upgrade, State state, bool state_file_written) noexcept {
+  // A state file vouches only for the IDs its own data directory issued; what
+  // pg_upgrade brings may hold others.
+  if (binary_upgrade) return Creation::kMarkUnknown;
+  switch (state) {
+    case State::kKnown:
+      return state_file_written ? Creation::kNothing : Creation::kWriteStateFile;
+    case State::kChecking:
+      return Creation::kVouch;
+    case State::kUnknown:
+      break;
+  }
+  return Creation::kStaysUnknown;
+}
+
+bool drop_marks_unknown(State state) noexcept {
+  const bool known = state == State::kKnown;
+  return !known;
+}
+
+State after_check(State state, bool found) noexcept {
+  if (state != State::kChecking) return state;
+  return found ? State::kUnknown : State::kKnown;
+}
+
+}  // namespace snowflake::bound

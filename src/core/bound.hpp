@@ -1,0 +1,115 @@
+// The durable bound's decisions, without PostgreSQL: what a clean shutdown
+// saves, what a start concludes from what is on disk, what a replayed bound
+// record and an operator's bound change, and what a creation or a drop of the
+// extension records. The glue (src/pg/bound/) reads and writes the files and
+// WAL and calls these; so does the deterministic simulator
+// (test/simulation/), which drives them through crashes, restores, copies and
+// pg_upgrade. src/pg/bound/durable.cpp states the durability protocol,
+// src/pg/bound/bound_origin.cpp where the bound comes from when the state
+// file is missing and why an unknown bound stays unknown.
+//
+// The rules:
+//   - IDs are issued only under a known bound;
+//   - a start takes the state file's bound, raised to pg_snowflake/given's if
+//     there is one (the old bound Debian's hook carries over pg_upgrade); with
+//     neither it checks the databases; marks of an unknown bound, unless a
+//     given bound answers them, keep it unknown;
+//   - an operator's bound and a replayed bound record make it known and
+//     answer the marks; neither lowers the bound;
+//   - pg_upgrade's creation of the extension marks the bound unknown, even
+//     over a state file (it vouches only for its own data directory's IDs); a
+//     creation while the databases are checked vouches; one while the bound
+//     is unknown changes nothing; a drop while it is not known marks it.
+#pragma once
+
+#include <cstdint>
+
+#include "layout.hpp"
+
+namespace snowflake::bound {
+
+// Whether the node knows a bound above every ID its data directory has issued.
+enum class State : uint32_t {
+  kKnown,     // from the state file, a replayed bound record, or an operator
+  kChecking,  // the state file was missing at start; the databases are being checked
+  kUnknown,   // ... and the check found the extension, or marks: refused until an operator says
+};
+
+// Whether a durable bound may be made (and so IDs issued): only a known one.
+bool may_make_durable(State state) noexcept;
+
+// What the node has written: the bound, and whether a state file holds it.
+struct Written {
+  int64_t until = 0;
+  bool state_file = false;
+};
+
+// The bound a clean shutdown writes instead of the durable one (every backend
+// is gone, so the unit after the last ID is exact), so a quick restart does
+// not start ahead of the clock; 0 if the durable bound is no higher.
+int64_t exact_at_shutdown(const Layout& layout, int64_t last_id, int64_t durable_until) noexcept;
+
+// What a start finds in pg_snowflake/.
+struct OnDisk {
+  bool state_file = false;  // pg_snowflake/state, with its bound
+  int64_t state_until = 0;
+  bool given = false;  // pg_snowflake/given (not read in pg_upgrade's own server)
+  int64_t given_until = 0;
+  bool marks = false;  // pg_snowflake/unknown
+};
+
+// Why a start does not know its bound.
+enum class Reason : uint8_t {
+  kNone,              // known
+  kStateFileMissing,  // no state file and no given bound: the databases are checked
+  kMarked,            // marks of an unknown bound that no given bound answered
+};
+
+// What a start concludes.
+struct Start {
+  State state = State::kChecking;
+  Reason reason = Reason::kStateFileMissing;
+  Written written;              // the generator restores written.until
+  bool take_given = false;      // write written.until to the state file, then remove
+                                // the marks and pg_snowflake/given
+  bool remove_vouches = false;  // a state file says more than the vouches of creations
+};
+Start at_start(const OnDisk& disk) noexcept;
+
+// What the redo of a bound record of `until` does.
+struct Replay {
+  bool write_state_file = false;  // the state file gets written.until
+  bool remove_vouches = false;    // ... and is the first one: the vouches go
+  bool remove_marks = false;      // the primary knew its bound: the marks have their answer
+  Written written;
+  State state = State::kKnown;
+};
+Replay at_replay(const Written& written, State state, int64_t until) noexcept;
+
+// snowflake_restore_bound() and snowflake_set_bound(): the bound made durable
+// for an operator's `until`, never below the one written.
+int64_t adopted(int64_t until, const Written& written) noexcept;
+
+// Whether making a bound known answers the marks on disk (they are removed).
+bool answers_marks(State state) noexcept;
+
+// What a creation of the extension records.
+enum class Creation : uint8_t {
+  kNothing,         // the state file vouches already
+  kWriteStateFile,  // known, no state file yet: an empty bound, in WAL and the state file
+  kVouch,           // checking: nothing was issued under it, a vouch
+  kStaysUnknown,    // unknown: nothing vouches (a WARNING)
+  kMarkUnknown,     // pg_upgrade's server brings it: the bound is marked unknown
+};
+Creation at_creation(bool binary_upgrade, State state, bool state_file_written) noexcept;
+
+// Whether a drop of the extension marks the bound unknown: its tables keep the
+// IDs it issued, and a check after the drop would find nothing.
+bool drop_marks_unknown(State state) noexcept;
+
+// The check of the databases after a start without a state file concluded:
+// the extension `found` in a database (not vouched for) marks the bound
+// unknown; found nowhere, it is known. Only while checking.
+State after_check(State state, bool found) noexcept;
+
+}  // namespace snowflake::bound

@@ -1,0 +1,146 @@
+// The durable bound's decisions (src/core/bound.hpp): the exact bound of a
+// clean shutdown, what a start concludes from pg_snowflake/, what a replayed
+// record and an operator's bound change, and what creations, drops and the
+// check of the databases record. The glue and the simulator call these.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "bound.hpp"
+#include "layout.hpp"
+
+namespace snowflake {
+namespace {
+
+using bound::Creation;
+using bound::OnDisk;
+using bound::Reason;
+using bound::State;
+
+TEST(Bound, OnlyAKnownBoundIsMadeDurable) {
+  EXPECT_TRUE(bound::may_make_durable(State::kKnown));
+  EXPECT_FALSE(bound::may_make_durable(State::kChecking));
+  EXPECT_FALSE(bound::may_make_durable(State::kUnknown));
+}
+
+TEST(Bound, ACleanShutdownSavesTheUnitAfterTheLastId) {
+  const Layout layout;  // 1 ms units
+  const int64_t last = layout.max_id(1000);
+  EXPECT_EQ(bound::exact_at_shutdown(layout, last, 5000), 1001);
+  // The durable bound no higher: nothing to write.
+  EXPECT_EQ(bound::exact_at_shutdown(layout, last, 1001), 0);
+  EXPECT_EQ(bound::exact_at_shutdown(layout, last, 900), 0);
+}
+
+TEST(Bound, AStartTakesTheStateFile) {
+  OnDisk disk;
+  disk.state_file = true;
+  disk.state_until = 700;
+  const bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kKnown);
+  EXPECT_EQ(start.reason, Reason::kNone);
+  EXPECT_EQ(start.written.until, 700);
+  EXPECT_TRUE(start.written.state_file);
+  EXPECT_FALSE(start.take_given);
+  EXPECT_TRUE(start.remove_vouches);
+}
+
+TEST(Bound, AStartWithoutAStateFileChecksTheDatabases) {
+  const bound::Start start = bound::at_start(OnDisk{});
+  EXPECT_EQ(start.state, State::kChecking);
+  EXPECT_EQ(start.reason, Reason::kStateFileMissing);
+  EXPECT_EQ(start.written.until, 0);
+  EXPECT_FALSE(start.written.state_file);
+  EXPECT_FALSE(start.remove_vouches);
+}
+
+TEST(Bound, MarksKeepTheBoundUnknownOverAStateFile) {
+  OnDisk disk;
+  disk.state_file = true;  // a tried-out cluster's, or one an operator's bound did not reach
+  disk.state_until = 700;
+  disk.marks = true;
+  const bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kUnknown);
+  EXPECT_EQ(start.reason, Reason::kMarked);
+  EXPECT_EQ(start.written.until, 700);  // restored all the same
+  disk.state_file = false;
+  EXPECT_EQ(bound::at_start(disk).state, State::kUnknown);
+}
+
+TEST(Bound, AGivenBoundAnswersTheMarksAndNeverLowersTheStateFile) {
+  OnDisk disk;
+  disk.given = true;
+  disk.given_until = 900;
+  disk.marks = true;
+  bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kKnown);
+  EXPECT_TRUE(start.take_given);
+  EXPECT_EQ(start.written.until, 900);
+  EXPECT_TRUE(start.written.state_file);
+  disk.state_file = true;
+  disk.state_until = 1200;
+  start = bound::at_start(disk);
+  EXPECT_EQ(start.written.until, 1200);
+  disk.state_until = 300;
+  EXPECT_EQ(bound::at_start(disk).written.until, 900);
+}
+
+TEST(Bound, AReplayedRecordMakesTheBoundKnownAndNeverLowersIt) {
+  bound::Replay replay = bound::at_replay({0, false}, State::kUnknown, 500);
+  EXPECT_TRUE(replay.write_state_file);
+  EXPECT_TRUE(replay.remove_vouches);
+  EXPECT_TRUE(replay.remove_marks);
+  EXPECT_EQ(replay.state, State::kKnown);
+  EXPECT_EQ(replay.written.until, 500);
+  EXPECT_TRUE(replay.written.state_file);
+  // Below the state file: nothing written, the marks answered all the same.
+  replay = bound::at_replay({800, true}, State::kUnknown, 500);
+  EXPECT_FALSE(replay.write_state_file);
+  EXPECT_TRUE(replay.remove_marks);
+  EXPECT_EQ(replay.written.until, 800);
+  replay = bound::at_replay({800, true}, State::kKnown, 900);
+  EXPECT_TRUE(replay.write_state_file);
+  EXPECT_FALSE(replay.remove_vouches);
+  EXPECT_FALSE(replay.remove_marks);
+  EXPECT_EQ(replay.written.until, 900);
+}
+
+TEST(Bound, AnOperatorsBoundNeverLowersTheOneWritten) {
+  EXPECT_EQ(bound::adopted(500, {800, true}), 800);
+  EXPECT_EQ(bound::adopted(900, {800, true}), 900);
+  EXPECT_TRUE(bound::answers_marks(State::kUnknown));
+  EXPECT_FALSE(bound::answers_marks(State::kChecking));
+  EXPECT_FALSE(bound::answers_marks(State::kKnown));
+}
+
+TEST(Bound, PgUpgradesCreationMarksTheBoundUnknownWhateverTheStateFile) {
+  for (State state : {State::kKnown, State::kChecking, State::kUnknown}) {
+    EXPECT_EQ(bound::at_creation(true, state, true), Creation::kMarkUnknown);
+    EXPECT_EQ(bound::at_creation(true, state, false), Creation::kMarkUnknown);
+  }
+}
+
+TEST(Bound, ACreationVouchesOnlyWhileNothingCanBeIssued) {
+  EXPECT_EQ(bound::at_creation(false, State::kKnown, true), Creation::kNothing);
+  EXPECT_EQ(bound::at_creation(false, State::kKnown, false), Creation::kWriteStateFile);
+  EXPECT_EQ(bound::at_creation(false, State::kChecking, false), Creation::kVouch);
+  // Unknown stays unknown: a creation vouches for nothing.
+  EXPECT_EQ(bound::at_creation(false, State::kUnknown, false), Creation::kStaysUnknown);
+  EXPECT_EQ(bound::at_creation(false, State::kUnknown, true), Creation::kStaysUnknown);
+}
+
+TEST(Bound, ADropMarksTheBoundUnknownUnlessItIsKnown) {
+  EXPECT_FALSE(bound::drop_marks_unknown(State::kKnown));
+  EXPECT_TRUE(bound::drop_marks_unknown(State::kChecking));
+  EXPECT_TRUE(bound::drop_marks_unknown(State::kUnknown));
+}
+
+TEST(Bound, TheCheckConcludesOnlyWhileChecking) {
+  EXPECT_EQ(bound::after_check(State::kChecking, true), State::kUnknown);
+  EXPECT_EQ(bound::after_check(State::kChecking, false), State::kKnown);
+  EXPECT_EQ(bound::after_check(State::kKnown, true), State::kKnown);
+  EXPECT_EQ(bound::after_check(State::kUnknown, false), State::kUnknown);
+}
+
+}  // namespace
+}  // namespace snowflake
