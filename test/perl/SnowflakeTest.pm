@@ -959,6 +959,39 @@ sub start_registry
 		'host=' . $registry->host . ' port=' . $registry->port . ' dbname=registry');
 }
 
+=pod
+
+=item registry_table_sql() => $sql
+
+The C<CREATE TABLE public.snowflake_registry> of this version (as
+doc/registry.md gives it), for tests that make the table themselves (its
+owner, its grants) before a node's worker would.
+
+=cut
+
+sub registry_table_sql
+{
+	return q{
+CREATE TABLE public.snowflake_registry (
+    datacenter_id        integer     NOT NULL,
+    worker_id            integer     NOT NULL,
+    system_identifier    numeric(20) NOT NULL,
+    timeline             bigint      NOT NULL,
+    host                 text        NOT NULL,
+    data_directory       text        NOT NULL,
+    cluster_name         text        NOT NULL,
+    claimed_at           timestamptz NOT NULL,
+    renewed_at           timestamptz NOT NULL,
+    expires_at           timestamptz NOT NULL,
+    ids_before           timestamptz NOT NULL,
+    inherited_ids_before timestamptz,
+    token                bigint      NOT NULL DEFAULT 0,
+    released             boolean     NOT NULL DEFAULT false,
+    PRIMARY KEY (datacenter_id, worker_id)
+);
+};
+}
+
 sub registry_row
 {
 	my ($registry, $datacenter_id, $worker_id, $columns) = @_;

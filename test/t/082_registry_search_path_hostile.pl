@@ -33,23 +33,7 @@ my ($registry, $registry_conninfo) = SnowflakeTest::start_registry();
 $registry->safe_psql(
 	'registry', q{
 CREATE ROLE snowflake_node LOGIN;
-CREATE TABLE public.snowflake_registry (
-    datacenter_id        integer     NOT NULL,
-    worker_id            integer     NOT NULL,
-    system_identifier    numeric(20) NOT NULL,
-    timeline             bigint      NOT NULL,
-    host                 text        NOT NULL,
-    data_directory       text        NOT NULL,
-    cluster_name         text        NOT NULL,
-    claimed_at           timestamptz NOT NULL,
-    renewed_at           timestamptz NOT NULL,
-    expires_at           timestamptz NOT NULL,
-    ids_before           timestamptz NOT NULL,
-    inherited_ids_before timestamptz,
-    token                bigint      NOT NULL DEFAULT 0,
-    released             boolean     NOT NULL DEFAULT false,
-    PRIMARY KEY (datacenter_id, worker_id)
-);
+} . SnowflakeTest::registry_table_sql() . q{
 GRANT SELECT, INSERT, UPDATE ON public.snowflake_registry TO snowflake_node;
 CREATE SCHEMA audit;
 CREATE TABLE audit.writes (search_path text, at timestamptz DEFAULT pg_catalog.now());

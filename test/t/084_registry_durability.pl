@@ -32,24 +32,7 @@ my $LEASE_MS = 3000;    # the registry is probed every lease
 
 my ($registry) = SnowflakeTest::start_registry(allows_streaming => 1);
 $registry->safe_psql(
-	'registry', q{
-CREATE TABLE public.snowflake_registry (
-    datacenter_id        integer     NOT NULL,
-    worker_id            integer     NOT NULL,
-    system_identifier    numeric(20) NOT NULL,
-    timeline             bigint      NOT NULL,
-    host                 text        NOT NULL,
-    data_directory       text        NOT NULL,
-    cluster_name         text        NOT NULL,
-    claimed_at           timestamptz NOT NULL,
-    renewed_at           timestamptz NOT NULL,
-    expires_at           timestamptz NOT NULL,
-    ids_before           timestamptz NOT NULL,
-    inherited_ids_before timestamptz,
-    token                bigint      NOT NULL DEFAULT 0,
-    released             boolean     NOT NULL DEFAULT false,
-    PRIMARY KEY (datacenter_id, worker_id)
-);
+	'registry', SnowflakeTest::registry_table_sql() . q{
 CREATE TABLE public.writes (synchronous_commit text, at timestamptz DEFAULT now());
 CREATE FUNCTION public.record() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
