@@ -119,7 +119,8 @@ copy(state_file($node_b), "$saved/pg_snowflake/state") or die "copy: $!";
 copy(state_file($node_a), state_file($node_b)) or die "copy: $!";
 SnowflakeTest::set_clock_offset($node_b, 0);
 SnowflakeTest::start_node($node_b);
-ok( $node_b->wait_for_log(
+# The postmaster reads pg_snowflake/ before it accepts connections.
+ok( $node_b->log_contains(
 		qr/WARNING:  snowflake: the bound above this data directory's earlier IDs is unknown/),
 	'B: the server log warns that the bound is unknown');
 
@@ -130,6 +131,9 @@ sub refusal_ok
 	my $r = SnowflakeTest::try_sql($node_b, 'SELECT snowflake_nextval()');
 	is($r->{sqlstate}, '55000', "$label: snowflake_nextval() refuses (55000)")
 	  or diag $r->{stderr}, $r->{stdout};
+	ok(defined $r->{sqlstate} || $r->{stdout} > $highest,
+		"$label: it issues none of its own earlier IDs")
+	  or diag "it issued $r->{stdout}, at or below its earlier $highest";
 	like($r->{message}, qr/the bound above this node's earlier snowflake IDs is unknown/,
 		"$label: the error says the bound is unknown");
 	like(
