@@ -14,8 +14,22 @@ int64_t exact_at_shutdown(const Layout& layout, int64_t last_id, int64_t durable
   return exact < durable_until ? exact : 0;
 }
 
+Writer writer_of(uint64_t recorded, uint64_t ours) noexcept {
+  if (recorded == 0) return Writer::kNotRecorded;
+  return recorded == ours ? Writer::kThisSystem : Writer::kOtherSystem;
+}
+
 Start at_start(const OnDisk& disk) noexcept {
   Start start;
+  // Another system's state file is no state file of this data directory, and
+  // its bound no bound here: unknown, as a given bound cannot answer for the
+  // IDs this directory issued itself. Nothing is taken or removed; an
+  // operator's bound writes this system's state file over it.
+  if (disk.state_file && disk.state_writer == Writer::kOtherSystem) {
+    start.state = State::kUnknown;
+    start.reason = Reason::kForeignStateFile;
+    return start;
+  }
   start.written.until = disk.state_file ? disk.state_until : 0;
   start.written.state_file = disk.state_file;
   // A bound given for data from another data directory: the state file's from

@@ -14,6 +14,13 @@
 //     there is one (the old bound Debian's hook carries over pg_upgrade); with
 //     neither it checks the databases; marks of an unknown bound, unless a
 //     given bound answers them, keep it unknown;
+//   - a state file written by another system (its system identifier recorded
+//     and not this cluster's: pg_snowflake/ copied from another node, a
+//     restore that mixes two clusters' files) vouches for none of this data
+//     directory's IDs: the bound is unknown, whatever else is on disk; one
+//     that records no system identifier (1.6 and earlier) is trusted;
+//     pg_snowflake/given and an operator's snowflake_restore_bound() are
+//     another directory's bound by design, whatever system wrote them;
 //   - an operator's bound and a replayed bound record make it known and
 //     answer the marks; neither lowers the bound;
 //   - pg_upgrade's creation of the extension marks the bound unknown, even
@@ -49,10 +56,22 @@ struct Written {
 // not start ahead of the clock; 0 if the durable bound is no higher.
 int64_t exact_at_shutdown(const Layout& layout, int64_t last_id, int64_t durable_until) noexcept;
 
+// Which system wrote a state file, as far as the file says.
+enum class Writer : uint8_t {
+  kThisSystem,   // its system identifier is this cluster's
+  kNotRecorded,  // a file of 1.6 or earlier (version 1): it cannot say
+  kOtherSystem,  // another cluster's system identifier
+};
+
+// The writer of a state file that records `recorded` (0: none, as version 1)
+// read by the cluster of system identifier `ours`.
+Writer writer_of(uint64_t recorded, uint64_t ours) noexcept;
+
 // What a start finds in pg_snowflake/.
 struct OnDisk {
   bool state_file = false;  // pg_snowflake/state, with its bound
   int64_t state_until = 0;
+  Writer state_writer = Writer::kThisSystem;
   bool given = false;  // pg_snowflake/given (not read in pg_upgrade's own server)
   int64_t given_until = 0;
   bool marks = false;  // pg_snowflake/unknown
@@ -63,6 +82,7 @@ enum class Reason : uint8_t {
   kNone,              // known
   kStateFileMissing,  // no state file and no given bound: the databases are checked
   kMarked,            // marks of an unknown bound that no given bound answered
+  kForeignStateFile,  // the state file was written by another system
 };
 
 // What a start concludes.

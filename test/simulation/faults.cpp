@@ -17,10 +17,19 @@ const char* fault_name(int fault) {
 
 namespace {
 
-const char* const kMutantNames[] = {
-    "none",          "no-floor",      "no-durable", "no-confirm",           "no-floor-check",
-    "no-cap-report", "stale-release", "no-token",   "upgrade-without-mark", "vouch-on-create",
-    "no-drop-mark",  "no-sync-wait"};
+const char* const kMutantNames[] = {"none",
+                                    "no-floor",
+                                    "no-durable",
+                                    "no-confirm",
+                                    "no-floor-check",
+                                    "no-cap-report",
+                                    "stale-release",
+                                    "no-token",
+                                    "upgrade-without-mark",
+                                    "vouch-on-create",
+                                    "no-drop-mark",
+                                    "no-sync-wait",
+                                    "foreign-state-trusted"};
 
 }  // namespace
 
@@ -148,6 +157,7 @@ void World::upgrade(Node& node) {
   node.self.system_identifier += "u";
   node.self.timeline = 1;
   node.state_file = tried_out;
+  node.state_foreign = false;
   node.storage_bound = 0;
   node.marks = false;
   node.vouched = false;
@@ -267,6 +277,7 @@ void World::inject_fault() {
       schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
                node.original_bound);
       node.state_file = false;
+      node.state_foreign = false;
       node.storage_bound = 0;
       node.marks = false;
       node.vouched = false;
@@ -276,6 +287,7 @@ void World::inject_fault() {
         const Node& other = *nodes_[static_cast<size_t>(rng_.next() % nodes_.size())];
         if (other.self.system_identifier != node.self.system_identifier) {
           node.state_file = other.state_file;
+          node.state_foreign = other.state_file;
           node.storage_bound = other.storage_bound;
           node.marks = other.marks;
           figures_.foreign_states++;
@@ -298,6 +310,7 @@ void World::inject_fault() {
       active_.pop_back();  // faults do not hit it: it only runs beside the original
       copy.clone_of = node.index;
       copy.state_file = node.state_file;
+      copy.state_foreign = node.state_foreign;
       copy.storage_bound = node.storage_bound;
       copy.marks = node.marks;
       figures_.clones++;

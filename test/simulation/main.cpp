@@ -28,7 +28,7 @@ namespace {
                "  [--foreign-state-files]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
-               "   no-sync-wait]\n"
+               "   no-sync-wait|foreign-state-trusted]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);

@@ -4,6 +4,8 @@
 #      each, for a bounded wall time; each seed draws the share of nodes that
 #      lease automatically), then one seed with 1,000 nodes: no duplicate, no
 #      ID out of order, no restart within its lease that lost its identity;
+#      then seeds whose restores bring another system's pg_snowflake/ half
+#      the time (--foreign-state-files): no duplicate either;
 #   2. each mutant (a safeguard removed) must yield a duplicate within a few
 #      seeds, and no-floor also with every node leasing automatically; the
 #      mutants of the durable bound's rules (src/core/bound.hpp) through the
@@ -17,8 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # SIMULATION_BUDGET_S: the wall time the seeds of step 1 may take (10 s since
-# the bound's mutants joined step 2, so that the layer takes what it took).
+# the bound's mutants joined step 2, so that the layer takes what it took;
+# the seeds with another system's state files take 2 s of them).
 budget=${SIMULATION_BUDGET_S:-10}
+foreign_budget=$((budget > 4 ? 2 : 1))
 build=build/simulation
 cmake -S test/simulation -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j 2 >/dev/null
@@ -26,7 +30,14 @@ sim=$build/snowflake_sim
 status=0
 
 echo "--- seeds (50 nodes each) ---"
-"$sim" --seed 1 --seeds 100000 --nodes 50 --duration-s 120 --budget-s "$budget" || status=1
+"$sim" --seed 1 --seeds 100000 --nodes 50 --duration-s 120 --budget-s "$((budget - foreign_budget))" ||
+    status=1
+echo "--- seeds whose restores bring another system's pg_snowflake/ (issue 37) ---"
+# The start takes a state file of another system for none of its own: the
+# bound unknown until the operator gives it. 25 nodes without the registry,
+# whose IDs only their bound keeps apart.
+"$sim" --foreign-state-files --registryless 25 --seed 1 --seeds 100000 --nodes 50 \
+    --duration-s 120 --budget-s "$foreign_budget" | grep -v '^  faults:' || status=1
 echo "--- one seed with 1,000 nodes ---"
 "$sim" --seed 1 --nodes 1000 --duration-s 20 || status=1
 
@@ -44,10 +55,14 @@ done
     --expect-duplicate | grep -v '^  faults:' || status=1
 # The durable bound's rules, which the nodes without the registry rely on
 # alone (25 of them here, besides the 50): pg_upgrade's mark, no vouch while
-# unknown, the drop's mark, the synchronous standby's wait (a duplicate at
-# seeds 1, 9, 7 and 1 today).
-for mutant in upgrade-without-mark vouch-on-create no-drop-mark no-sync-wait; do
-    "$sim" --mutant "$mutant" --registryless 25 --seed 1 --seeds 40 --nodes 50 \
+# unknown, the drop's mark, the synchronous standby's wait, and, with
+# restores that bring another system's pg_snowflake/, the system identifier
+# of the state file (a duplicate at seeds 1, 9, 7, 1 and 4 today).
+for mutant in upgrade-without-mark vouch-on-create no-drop-mark no-sync-wait \
+    foreign-state-trusted; do
+    extra=()
+    [ "$mutant" = foreign-state-trusted ] && extra=(--foreign-state-files)
+    "$sim" --mutant "$mutant" "${extra[@]}" --registryless 25 --seed 1 --seeds 40 --nodes 50 \
         --duration-s 120 --expect-duplicate | grep -v '^  faults:' || status=1
 done
 

@@ -50,10 +50,11 @@ enum class Mutant {
                   // host and data directory (before issue 37)
   // The durable bound's rules (src/core/bound.hpp), seen by the nodes without
   // the registry, which nothing else protects:
-  kUpgradeWithoutMark,  // pg_upgrade's creation of the extension is an ordinary one
-  kVouchOnCreate,       // a creation while the bound is unknown makes it known
-  kNoDropMark,          // a drop while the bound is not known marks nothing
-  kNoSyncWait,          // a bound used before the synchronous standby has it
+  kUpgradeWithoutMark,   // pg_upgrade's creation of the extension is an ordinary one
+  kVouchOnCreate,        // a creation while the bound is unknown makes it known
+  kNoDropMark,           // a drop while the bound is not known marks nothing
+  kNoSyncWait,           // a bound used before the synchronous standby has it
+  kForeignStateTrusted,  // a start trusts another system's state file (before issue 37)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -77,9 +78,11 @@ struct Config {
   // to a snapshot 0.1 s to a lease old). Known to yield duplicates: the
   // registry must be synchronous (doc/registry.md).
   bool registry_loses_commits = false;
-  // Half the restores bring another node's pg_snowflake/ (a state file that
-  // records no system identifier or data directory, so a start trusts it).
-  // Known to yield duplicates: no safeguard sees it (doc/simulation.md).
+  // Half the restores bring another node's pg_snowflake/ (its state file and
+  // marks). The state file records the system identifier of its writer, so a
+  // start takes another system's for no state file of its own: the bound
+  // unknown until an operator gives it (the mutant foreign-state-trusted
+  // trusts it, and issues the node's IDs again; doc/simulation.md).
   bool foreign_state_files = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault

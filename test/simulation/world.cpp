@@ -136,6 +136,12 @@ void World::start(Node& node) {
   bound::OnDisk disk;
   disk.state_file = node.state_file;
   disk.state_until = node.storage_bound;
+  // The state file records its writer's system identifier (version 2); the
+  // mutant trusts another system's as one that cannot say (version 1).
+  disk.state_writer = !node.state_foreign ? bound::Writer::kThisSystem
+                      : config_.mutant == Mutant::kForeignStateTrusted
+                          ? bound::Writer::kNotRecorded
+                          : bound::Writer::kOtherSystem;
   disk.marks = node.marks;
   disk.given = node.given;
   disk.given_until = node.given_bound;
@@ -144,6 +150,10 @@ void World::start(Node& node) {
   node.storage_bound = start.written.until;
   node.bound_state = start.state;
   node.generator->restore(start.written.until);
+  // Another system's state file: the start marks why (durable.cpp), and the
+  // node's own state file is written over it once an operator gives the bound.
+  if (start.reason == bound::Reason::kForeignStateFile) node.marks = true;
+  node.state_foreign = false;
   if (start.take_given) {
     node.marks = false;
     node.given = false;

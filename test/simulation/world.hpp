@@ -66,6 +66,7 @@ struct Node {
   // of an unknown bound.
   bool state_file = true;
   int64_t storage_bound = 0;
+  bool state_foreign = false;  // the state file was written by another system (until a start)
   bool marks = false;
   bool vouched = false;  // a vouch for the extension in place (pg_snowflake/created.*)
   bool given = false;    // pg_snowflake/given, from Debian's pg_upgradecluster hook

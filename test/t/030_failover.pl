@@ -52,7 +52,7 @@ $highest = $last_single if $last_single > $highest;
 note "highest ID issued by the old primary: $highest";
 
 # The state file, as src/pg/bound/state_file.cpp writes it: magic "SNOW", version, the bound,
-# the epoch, the four widths, a CRC.
+# the epoch, the four widths, (version 2) the system identifier, a CRC.
 sub state_bound
 {
 	my ($node) = @_;

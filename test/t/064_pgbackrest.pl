@@ -172,7 +172,7 @@ my $before_backup = issue_batch($original, 0, 100, 100);
 pgbackrest('backup', '--type=full');
 my $full = newest_backup();
 my $manifest = manifest($full);
-like($manifest, qr{^pg_data/pg_snowflake/state=\{[^\n]*"size":48}m,
+like($manifest, qr{^pg_data/pg_snowflake/state=\{[^\n]*"size":56}m,
 	'the full backup carries pg_snowflake/state');
 like($manifest, qr{^pg_data/pg_snowflake=\{}m, 'and the directory pg_snowflake/');
 unlike($manifest, qr{^pg_data/(postmaster\.pid|pg_stat_tmp/\S)}m,

@@ -54,6 +54,52 @@ TEST(Bound, AStartWithoutAStateFileChecksTheDatabases) {
   EXPECT_FALSE(start.remove_vouches);
 }
 
+TEST(Bound, TheWriterOfAStateFileIsItsRecordedSystemIdentifier) {
+  EXPECT_EQ(bound::writer_of(7, 7), bound::Writer::kThisSystem);
+  EXPECT_EQ(bound::writer_of(8, 7), bound::Writer::kOtherSystem);
+  EXPECT_EQ(bound::writer_of(0, 7), bound::Writer::kNotRecorded);  // version 1
+}
+
+TEST(Bound, AnotherSystemsStateFileLeavesTheBoundUnknown) {
+  OnDisk disk;
+  disk.state_file = true;
+  disk.state_until = 700;
+  disk.state_writer = bound::Writer::kOtherSystem;
+  bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kUnknown);
+  EXPECT_EQ(start.reason, Reason::kForeignStateFile);
+  EXPECT_FALSE(bound::may_make_durable(start.state));
+  // Its bound is not this directory's: nothing restored, no state file of ours.
+  EXPECT_EQ(start.written.until, 0);
+  EXPECT_FALSE(start.written.state_file);
+  EXPECT_FALSE(start.remove_vouches);
+  // A given bound answers for the data pg_upgrade brought, not for this
+  // directory's own IDs: still unknown, and given is left for later.
+  disk.given = true;
+  disk.given_until = 900;
+  start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kUnknown);
+  EXPECT_EQ(start.reason, Reason::kForeignStateFile);
+  EXPECT_FALSE(start.take_given);
+  disk.marks = true;
+  EXPECT_EQ(bound::at_start(disk).reason, Reason::kForeignStateFile);
+  // An operator's bound then makes it known, from this system's state file on.
+  EXPECT_EQ(bound::adopted(800, start.written), 800);
+  EXPECT_TRUE(bound::answers_marks(start.state));
+}
+
+TEST(Bound, AStateFileThatCannotSayWhoWroteItIsTrusted) {
+  OnDisk disk;
+  disk.state_file = true;
+  disk.state_until = 700;
+  disk.state_writer = bound::Writer::kNotRecorded;  // 1.6 or earlier
+  const bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kKnown);
+  EXPECT_EQ(start.reason, Reason::kNone);
+  EXPECT_EQ(start.written.until, 700);
+  EXPECT_TRUE(start.written.state_file);
+}
+
 TEST(Bound, MarksKeepTheBoundUnknownOverAStateFile) {
   OnDisk disk;
   disk.state_file = true;  // a tried-out cluster's, or one an operator's bound did not reach

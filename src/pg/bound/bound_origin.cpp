@@ -22,8 +22,13 @@
 // (pg_snowflake/unknown, a line per reason) before anything relies on it, and
 // the marks outlast restarts, drops and re-creations of the extension: only
 // an operator's bound (adopt_bound) or a replayed bound record removes them.
-// Three events mark the bound unknown, each a way data this data directory's
+// Four events mark the bound unknown, each a way data this data directory's
 // bound does not cover can arrive or hide:
+// - the start finds a state file another system wrote (its system
+//   identifier, which version 2 of the file records, is not this cluster's):
+//   pg_snowflake/ copied from another node; its bound says nothing of this
+//   data directory's IDs (restore_durable_bound, core/bound.hpp; a file of
+//   1.6 or earlier cannot say, and is trusted);
 // - the check finds the extension (conclude_bound_check);
 // - the extension is dropped while the bound is not known: its tables keep
 //   the IDs it issued, and a check after the drop would find nothing;

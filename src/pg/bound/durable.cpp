@@ -131,7 +131,9 @@ XLogRecPtr write_bound(int64_t until) {
 // What the start concludes from pg_snowflake/ is bound::at_start's.
 void restore_durable_bound() {
   bound::OnDisk disk;
-  disk.state_file = read_state_file(&disk.state_until);
+  uint64_t writer = 0;
+  disk.state_file = read_state_file(&disk.state_until, &writer);
+  disk.state_writer = bound::writer_of(writer, GetSystemIdentifier());
   // Not in pg_upgrade's own server: the data it brings comes after.
   disk.given = !IsBinaryUpgrade && read_given_state_file(&disk.given_until);
   char why[sizeof(shared_node->bound_unknown_why)];
@@ -152,7 +154,18 @@ void restore_durable_bound() {
   node_generator()->restore(start.written.until);
   if (start.remove_vouches) remove_vouches(LOG);
   set_bound_state(start.state);
-  if (start.reason == bound::Reason::kMarked) {
+  if (start.reason == bound::Reason::kForeignStateFile) {
+    // Marked too, so that the reason outlives the file (removed, or replaced
+    // by yet another); an operator's bound answers both.
+    char clause[kUnknownMarkMax];
+    snprintf(clause, sizeof(clause),
+             "this data directory's pg_snowflake/state was written by another system (system "
+             "identifier " UINT64_FORMAT "; this one is " UINT64_FORMAT ")",
+             writer, GetSystemIdentifier());
+    if (!disk.marks || strstr(why, clause) == nullptr) (void)append_unknown_mark(clause, "", LOG);
+    if (!read_unknown_marks(why, sizeof(why))) strlcpy(why, clause, sizeof(why));
+  }
+  if (start.reason == bound::Reason::kMarked || start.reason == bound::Reason::kForeignStateFile) {
     strlcpy(shared_node->bound_unknown_why, why, sizeof(shared_node->bound_unknown_why));
     if (!IsBinaryUpgrade) {
       ereport(

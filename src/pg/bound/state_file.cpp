@@ -21,9 +21,14 @@ constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
 constexpr char kGivenPath[] = "pg_snowflake/given";
 constexpr char kUnknownPath[] = "pg_snowflake/unknown";
 constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
-constexpr uint32 kStateVersion = 1;
+// Version 2 (1.7) records the system identifier of the cluster that wrote
+// the file, so that a start can tell another system's file from its own
+// (core/bound.hpp); version 1 (1.6 and earlier) does not, is still read, and
+// is rewritten as version 2 at the next write.
+constexpr uint32 kStateVersion = 2;
+constexpr uint32 kStateVersionWithoutSystem = 1;
 
-struct StateFile {
+struct StateFileV1 {
   uint32 magic;
   uint32 version;
   uint64_t id_bound;
@@ -32,16 +37,51 @@ struct StateFile {
   pg_crc32c crc;  // of everything above
 };
 
-pg_crc32c state_crc(const StateFile& file) {
+struct StateFile {
+  uint32 magic;
+  uint32 version;
+  uint64_t id_bound;
+  int64_t epoch_ms;
+  int32 bits[4];               // timestamp, datacenter, worker, sequence
+  uint64_t system_identifier;  // of the writer; 0 when read from version 1
+  pg_crc32c crc;               // of everything above
+};
+
+template <typename File>
+pg_crc32c state_crc(const File& file) {
   pg_crc32c crc;
   INIT_CRC32C(crc);
-  COMP_CRC32C(crc, &file, offsetof(StateFile, crc));
+  COMP_CRC32C(crc, &file, offsetof(File, crc));
   FIN_CRC32C(crc);
   return crc;
 }
 
+// `file` as read from `got` bytes at `bytes`: a version 2 file, or a version 1
+// file (no system identifier); false if it is neither.
+bool parse_state(const char* bytes, ssize_t got, StateFile* file) {
+  if (got == static_cast<ssize_t>(sizeof(StateFile))) {
+    memcpy(file, bytes, sizeof(*file));
+    return file->magic == kStateMagic && file->version == kStateVersion &&
+           file->crc == state_crc(*file);
+  }
+  if (got != static_cast<ssize_t>(sizeof(StateFileV1))) return false;
+  StateFileV1 old;
+  memcpy(&old, bytes, sizeof(old));
+  if (old.magic != kStateMagic || old.version != kStateVersionWithoutSystem ||
+      old.crc != state_crc(old))
+    return false;
+  memset(file, 0, sizeof(*file));
+  file->magic = old.magic;
+  file->version = old.version;
+  file->id_bound = old.id_bound;
+  file->epoch_ms = old.epoch_ms;
+  memcpy(file->bits, old.bits, sizeof(file->bits));
+  file->system_identifier = 0;
+  return true;
+}
+
 // Reads the state file at `path` into `file`; false if there is none. A file
-// that is not one (short, another magic or version, a wrong checksum) is an
+// that is not one (another size, magic or version, a wrong checksum) is an
 // error.
 bool read_state(const char* path, StateFile* file) {
   const int fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
@@ -49,10 +89,11 @@ bool read_state(const char* path, StateFile* file) {
     if (errno == ENOENT) return false;
     ereport(ERROR, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", path)));
   }
-  const ssize_t got = read(fd, file, sizeof(*file));
+  // One byte more than the largest version, to see a longer file.
+  char bytes[sizeof(StateFile) + 1];
+  const ssize_t got = read(fd, bytes, sizeof(bytes));
   CloseTransientFile(fd);
-  if (got != static_cast<ssize_t>(sizeof(*file)) || file->magic != kStateMagic ||
-      file->version != kStateVersion || file->crc != state_crc(*file)) {
+  if (!parse_state(bytes, got, file)) {
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
                     errmsg("snowflake state file \"%s\" is corrupt", path),
                     errdetail("It holds the bound above every ID its node has issued; without it a "
@@ -125,6 +166,7 @@ bool write_state_file(int64_t until, int elevel) {
   file.bits[1] = layout.datacenter_bits();
   file.bits[2] = layout.worker_bits();
   file.bits[3] = layout.sequence_bits();
+  file.system_identifier = GetSystemIdentifier();
   file.crc = state_crc(file);
 
   // (durable_rename below fsyncs the directory itself, not its parent.)
@@ -152,10 +194,14 @@ bool write_state_file(int64_t until, int elevel) {
 }
 
 // The bound in this data directory's state file; false if there is none.
-bool read_state_file(int64_t* until) {
+bool read_state_file(int64_t* until, uint64_t* system_identifier) {
   StateFile file;
   if (!read_state(kStatePath, &file)) return false;
-  *until = bound_of(file);
+  *system_identifier = file.system_identifier;
+  // Another system's layout says nothing of this one's: no warning.
+  *until = file.system_identifier == 0 || file.system_identifier == GetSystemIdentifier()
+               ? bound_of(file)
+               : 0;
   return true;
 }
 

@@ -16,8 +16,12 @@ namespace snowflake::pg {
 bool write_state_file(int64_t until, int elevel);
 
 // The bound in this data directory's state file (warning if the layout
-// changed since it was written); false if there is none.
-bool read_state_file(int64_t* until);
+// changed since it was written), and the system identifier of the cluster
+// that wrote it (0 for a file of 1.6 or earlier, which does not record it);
+// false if there is none. The file is written with this cluster's
+// GetSystemIdentifier() (version 2); another system's file is read but its
+// bound is not this directory's (core/bound.hpp decides, `until` is then 0).
+bool read_state_file(int64_t* until, uint64_t* system_identifier);
 
 // Whether this data directory has a state file.
 bool state_file_exists();
