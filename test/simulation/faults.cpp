@@ -156,11 +156,8 @@ void World::upgrade(Node& node) {
   const bool tried_out = rng_.chance(0.5);
   node.self.system_identifier += "u";
   node.self.timeline = 1;
+  node.empty_snowflake_directory();
   node.state_file = tried_out;
-  node.state_foreign = false;
-  node.storage_bound = 0;
-  node.marks = false;
-  node.vouched = false;
   node.given = hook;
   node.given_bound = old_bound;
   // pg_upgrade's server: it does not take pg_snowflake/given.
@@ -276,12 +273,7 @@ void World::inject_fault() {
       node.original_bound = std::max(node.original_bound, node.storage_bound);
       schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
                node.original_bound);
-      node.state_file = false;
-      node.state_foreign = false;
-      node.storage_bound = 0;
-      node.marks = false;
-      node.vouched = false;
-      node.given = false;
+      node.empty_snowflake_directory();
       node.drop_create = rng_.chance(0.5);
       if (config_.foreign_state_files && rng_.chance(0.5)) {
         const Node& other = *nodes_[static_cast<size_t>(rng_.next() % nodes_.size())];

@@ -71,6 +71,16 @@ struct Node {
   bool vouched = false;  // a vouch for the extension in place (pg_snowflake/created.*)
   bool given = false;    // pg_snowflake/given, from Debian's pg_upgradecluster hook
   int64_t given_bound = 0;
+  // A data directory that arrives without pg_snowflake/ (a restore, a copy,
+  // pg_upgrade's new cluster).
+  void empty_snowflake_directory() {
+    state_file = false;
+    state_foreign = false;
+    storage_bound = 0;
+    marks = false;
+    vouched = false;
+    given = false;
+  }
   bool drop_create = false;          // the next start: DROP and CREATE EXTENSION before the check
   bound::Written replayed{0, true};  // its standby's state file, replayed with a lag
   int64_t original_bound = 0;  // the bound an operator gives after a restore without pg_snowflake/
