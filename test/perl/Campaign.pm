@@ -647,7 +647,7 @@ sub _await_issuing
 }
 
 # The lineage must refuse: snowflake_nextval() fails with 55000, the bound
-# unknown (README, "Copies and restores").
+# unknown (README, "Backups and point-in-time recovery").
 sub _must_refuse
 {
 	my ($run, $l, $why, $must) = @_;
