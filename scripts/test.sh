@@ -111,8 +111,8 @@ export PATH="$PG_BIN:$PATH"
 section() { printf '\n=== %s ===\n' "$*"; }
 
 run_unit() {
-    section "packaging and formatting"
-    prove test/package.pl test/install_deps.pl
+    section "packaging, documents and formatting"
+    prove test/package.pl test/install_deps.pl test/docs.pl
     make -s format-check
     # FF1's radix-2 vectors (the unit tests include them) are what the
     # independent transcription writes, after it has matched NIST's samples.
