@@ -20,7 +20,8 @@ use warnings;
 use File::Basename qw(dirname basename);
 use Test::More;
 
-my @tracked = split /\0/, qx{git ls-files -z};
+# The files of the checkout: tracked, or new and not ignored.
+my @tracked = grep { -e $_ } split /\0/, qx{git ls-files -z --cached --others --exclude-standard};
 # Outside a git checkout (a copy of the tree): every file below.
 @tracked = split /\n/, qx{find . -type f -not -path './.git/*' -not -path './build/*' | sed 's|^\\./||'}
   unless @tracked;
