@@ -208,7 +208,8 @@ sanitize=("${sql[@]}" "${tap[@]}")
 mutants=("${unit[@]}" "${sql[@]}" "${tap[@]}")
 campaign=("${tap[@]}")
 upgrade=("${tap[@]}")
-# test/bench/run.sh, which no layer runs (CI's bookworm root after its layers).
+# The benchmarks (test/bench/run.sh, which no layer runs, installs them itself
+# too, with the runtime set).
 bench=(
     libbenchmark-dev jq                   # test/bench
 )
