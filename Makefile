@@ -10,7 +10,14 @@
 #                             postgresql-common) for this major, as the Debian
 #                             package installs it (doc/upgrading.md)
 #   make installcheck         pg_regress against a running server that preloads
-#                             snowflake (scripts/test.sh sets one up)
+#                             snowflake (scripts/test.sh sets one up), or, with
+#                             EXTRA_REGRESS_OPTS="--temp-instance=tmp_check
+#                             --temp-config=test/pg_regress.conf", in a temporary
+#                             instance that pg_regress makes (as any user but
+#                             root); REGRESS=nextval runs one file
+#   make prove_installcheck   the cluster tests (test/t/, or PROVE_TESTS=
+#                             test/t/NNN_name.pl) against the installed server and
+#                             snowflake, as PGXS runs TAP tests (any user but root)
 #
 # C++ with PGXS, handled on purpose:
 # - PostgreSQL headers come in through -isystem, so -Wextra -Werror judge our
@@ -34,7 +41,10 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql)))
-REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.)
+# --load-extension: the database of the tests has the extension before the
+# first file runs, so that each file runs alone (REGRESS=nextval) as in the
+# whole suite.
+REGRESS_OPTS = --inputdir=. --outputdir=$(or $(REGRESS_OUTPUTDIR),.) --load-extension=$(EXTENSION)
 
 # Before the include: PGXS's clean rule tests EXTRA_CLEAN when it is read.
 EXTRA_CLEAN = $(OBJS:.o=.d) .build-for
@@ -59,6 +69,16 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 override BITCODE_CXXFLAGS += -std=c++17
+
+# PGXS runs TAP tests (its prove_installcheck recipe: servers of the installed
+# PostgreSQL, data and logs in tmp_check/) only from installcheck with
+# TAP_TESTS, which would add every cluster test to pg_regress's suite: the
+# target of its own runs them alone, with the tests' helpers (test/perl).
+PROVE_TESTS ?= $(wildcard test/t/*.pl)
+PG_PROVE_FLAGS += -I $(srcdir)/test/perl
+.PHONY: prove_installcheck
+prove_installcheck:
+	$(prove_installcheck)
 -include $(OBJS:.o=.d)
 
 # Objects built for another PostgreSQL (another PG_CONFIG, or a minor with

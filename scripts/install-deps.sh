@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # Installs the Debian packages snowflake needs to build, run and test it
-# (design.md section 9), for the PostgreSQL major that scripts/postgresql.sh
-# selects (this Debian release's, or PG_MAJOR=NN). Idempotent: installs only
-# what is missing, after one apt-get update. PostgreSQL 19, which no Debian
-# release has yet, comes from Debian's experimental archive, on forky and sid
-# (it is added to the apt sources, saying so).
+# (CONTRIBUTING.md, "The two scripts and what they install"), for the
+# PostgreSQL major that scripts/postgresql.sh selects (this Debian release's,
+# or PG_MAJOR=NN). Idempotent: installs only what is missing, after one
+# apt-get update. PostgreSQL 19, which no Debian release has yet, comes from
+# Debian's experimental archive, on forky and sid (it is added to the apt
+# sources, saying so).
 #
-#   scripts/install-deps.sh            everything (build, tests, benchmarks; on
+#   scripts/install-deps.sh            everything (build, every test layer but
+#                                      clients and monitoring, benchmarks; on
 #                                      PostgreSQL 16 to 18 also what building
 #                                      Citus for the citus test layer needs)
+#   scripts/install-deps.sh --layers unit tap ...
+#                                      what the tour needs and what those
+#                                      layers of scripts/test.sh need (the
+#                                      lists below, one a layer): what
+#                                      scripts/test.sh installs
 #   scripts/install-deps.sh --runtime  only what the five-minute tour needs
+#   scripts/install-deps.sh --print ...
+#                                      the packages the rest names, one a line;
+#                                      installs nothing
 #   scripts/install-deps.sh --build    only what building snowflake for an
 #                                      installed PostgreSQL needs (its headers,
 #                                      a compiler, the clang it was built with),
@@ -46,6 +56,13 @@ set -Eeuo pipefail
 # fails.
 trap 'err_status=$?; [ "$BASHPID" != "$$" ] || echo "scripts/install-deps.sh: line $LINENO: $BASH_COMMAND failed (status $err_status)" >&2' ERR
 cd "$(dirname "$0")/.."
+# --print first: print the packages the rest of the words name, one a line,
+# and install nothing (test/install_deps.pl reads the layers' lists so).
+print_only=false
+if [ "${1:-}" = --print ]; then
+    print_only=true
+    shift
+fi
 # shellcheck source=scripts/postgresql.sh
 source scripts/postgresql.sh
 
@@ -132,29 +149,69 @@ runtime=(
     g++ make
     "clang-$llvm" "llvm-$llvm-dev"    # the JIT bitcode
 )
-testing=(
+# What each layer of scripts/test.sh needs beyond the runtime set, by the
+# layer's name (CONTRIBUTING.md, "Tests"): `--layers unit tap` installs the
+# runtime set and these layers' packages, which scripts/test.sh runs for the
+# layers it was asked for. A package that several layers need is named in
+# each; it is installed once.
+unit=(
+    perl                                  # prove: test/package.pl, test/install_deps.pl, test/docs.pl
+    cmake                                 # cmake and ctest (GoogleTest suite)
+    googletest libgtest-dev
+    clang-format                          # make format-check
+    python3                               # test/unit/ff1_reference.py
+    python3-cryptography                  # test/unit/ff1_reference.py: FF1's radix-2 vectors from an independent transcription
+)
+model=(
+    spin                                  # test/model: the SPIN model checker (pan is compiled with gcc)
+)
+simulation=(
+    cmake                                 # test/simulation: the simulator's build
+)
+fuzz=(
+    "libclang-rt-$llvm-dev"               # test/fuzz: libFuzzer and the ASan/UBSan runtimes of clang-$llvm
+    python3                               # test/fuzz: the layout arithmetic's reference (arbitrary-precision integers)
+)
+sql=(
     "postgresql-$PG_MAJOR-pgtap"          # pgTAP in the server
     "postgresql-$PG_MAJOR-partman"        # pg_partman: time partitions keyed by the ID (test/pgtap)
     libtap-parser-sourcehandler-pgtap-perl # pg_prove
+)
+sqlsmith=(
+    sqlsmith                              # test/sqlsmith: random queries against a server that preloads snowflake
+    python3                               # test/sqlsmith: the typed random calls
+)
+tap=(
     perl                                  # prove, Test::More, JSON::PP
     libipc-run-perl                       # PostgreSQL::Test::Cluster
     libfaketime                           # the cluster tests' clock steps
     pgbackrest                            # test/t/064_pgbackrest.pl: backups and point-in-time restores with a real repository
-    cmake                                 # cmake and ctest (GoogleTest suite)
-    spin                                  # test/model: the SPIN model checker (pan is compiled with gcc)
-    googletest libgtest-dev
-    libbenchmark-dev jq                   # test/bench
-    clang-format                          # make format-check
+)
+ha=(
+    perl libipc-run-perl libfaketime      # test/ha: prove, IPC::Run, the clock steps of the drills
     iproute2                              # test/ha: ip netns, veth, bridge (the partition drills)
     pgbouncer                             # test/ha: the transaction pooling drill
     patroni python3-etcd                  # test/ha: the Patroni drills (python3-etcd: its etcd client)
     etcd-server etcd-client               # test/ha: etcd, the Patroni drills' DCS, and etcdctl
+)
+regress=(
+    perl                                  # test/regress: prove, for PostgreSQL's own TAP-driven steps
     dpkg-dev                              # test/regress: dpkg-source, which apt-get source unpacks with
     debian-keyring                        # test/regress: the signatures of sources no apt index lists
-    "libclang-rt-$llvm-dev"               # test/fuzz: libFuzzer and the ASan/UBSan runtimes of clang-$llvm
-    python3                               # test/fuzz: the layout arithmetic's reference (arbitrary-precision integers)
-    python3-cryptography                  # test/unit/ff1_reference.py: FF1's radix-2 vectors from an independent transcription
-    sqlsmith                              # test/sqlsmith: random queries against a server that preloads snowflake
+)
+# The sanitize layer runs the sql layer and cluster tests; the mutants layer
+# runs unit, pg_regress and cluster tests (python3: test/mutants/run.py);
+# the campaign runs real clusters as the cluster tests do (python3: its
+# checker); the upgrade layer runs test/t/063 and test/upgrade, whose
+# previous major --previous-major installs.
+sanitize=("${sql[@]}" "${tap[@]}")
+mutants=("${unit[@]}" "${sql[@]}" "${tap[@]}")
+campaign=("${tap[@]}")
+upgrade=("${tap[@]}")
+# The benchmarks (test/bench/run.sh, which no layer runs, installs them itself
+# too, with the runtime set).
+bench=(
+    libbenchmark-dev jq                   # test/bench
 )
 
 # The citus test layer builds Citus (a test dependency only, never linked or
@@ -168,6 +225,8 @@ citus_build=(
     libzstd-dev                       # columnar compression (configure requires it)
     libkrb5-dev libssl-dev            # gssapi/gssapi.h, openssl/ssl.h: PostgreSQL's libpq-be.h includes them
 )
+citus=("${tap[@]}")
+if [ "$PG_MAJOR" -ge 16 ] && [ "$PG_MAJOR" -le 18 ]; then citus+=("${citus_build[@]}"); fi
 
 packaging=(
     postgresql-server-dev-all         # pg_buildext, dh --with pgxs_loop
@@ -211,18 +270,51 @@ monitoring=(
 # What building for an installed server needs: the runtime set but the server.
 build=("${runtime[@]:1}")
 
+# The layers of scripts/test.sh (its ALL_LAYERS; test/docs.pl checks that
+# each has a list here). Without an option: every one of them but the
+# clients and monitoring layers, and the benchmarks.
+LAYERS=(unit model simulation fuzz sql sqlsmith sanitize tap mutants campaign ha regress citus clients monitoring upgrade)
 packages=("${runtime[@]}")
 case ${1:-} in
-    --runtime | --sources) ;;
+    --runtime | --sources | --previous-major) ;;
     --build) packages=("${build[@]}") ;;
     --packaging) packages+=("${packaging[@]}") ;;
     --clients) packages+=("${clients[@]}") ;;
     --monitoring) packages+=("${monitoring[@]}") ;;
+    --layers)
+        shift
+        for layer in "$@"; do
+            if [[ " ${LAYERS[*]} " != *" $layer "* ]]; then
+                echo "scripts/install-deps.sh: no layer '$layer' (${LAYERS[*]})" >&2
+                exit 2
+            fi
+            list="$layer[@]"
+            packages+=("${!list}")
+        done
+        ;;
+    '')
+        for layer in "${LAYERS[@]}"; do
+            [ "$layer" = clients ] || [ "$layer" = monitoring ] || { list="$layer[@]"; packages+=("${!list}"); }
+        done
+        packages+=("${bench[@]}")
+        ;;
     *)
-        packages+=("${testing[@]}")
-        if [ "$PG_MAJOR" -ge 16 ] && [ "$PG_MAJOR" -le 18 ]; then packages+=("${citus_build[@]}"); fi
+        echo "scripts/install-deps.sh: unknown option '$1'" >&2
+        exit 2
         ;;
 esac
+# Each package once, in the order first named.
+declare -A named=()
+listed=("${packages[@]}")
+packages=()
+for package in "${listed[@]}"; do
+    [ -n "${named[$package]:-}" ] || packages+=("$package")
+    named[$package]=1
+done
+if $print_only; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
 
 # --- a major from Debian's experimental archive -----------------------------
 # PostgreSQL 19 is in no Debian release yet; Debian builds it in its

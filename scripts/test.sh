@@ -1,97 +1,30 @@
 #!/usr/bin/env bash
-# Runs every test of snowflake, on a fresh Debian machine or this one:
-# installs what is missing, builds and installs the extension, then runs each
-# layer of design.md section 8 and fails if any test fails.
+# Runs the tests of snowflake, as root, on a fresh Debian machine or this one:
+# installs what the layers it runs need (scripts/install-deps.sh --layers),
+# builds and installs the extension, runs each layer, and fails if any test
+# fails. The layers, in the order they run (ALL_LAYERS below), and what each
+# proves: the table of CONTRIBUTING.md, "Tests", one row a layer, by these
+# names (test/docs.pl checks that they agree). One test in seconds, without
+# root and without this script: the first lines of CONTRIBUTING.md.
 #
-#   scripts/test.sh                  every layer, in this order: unit model
-#                                    simulation fuzz sql sqlsmith sanitize tap
-#                                    mutants campaign ha regress citus
-#                                    clients monitoring upgrade
-#   scripts/test.sh unit sql tap ha regress citus upgrade
-#                                    some layers: unit (packaging checks,
-#                                    formatting, GoogleTest plain and
-#                                    ASan/UBSan), fuzz (libFuzzer targets of
-#                                    the core under ASan/UBSan, a bounded time
-#                                    each, and the layout arithmetic against
-#                                    Python's integers: test/fuzz/run.sh),
-#                                    sql (pg_regress and pgTAP), sqlsmith
-#                                    (random queries against a server that
-#                                    preloads snowflake, and typed random
-#                                    calls of every snowflake_* function in
-#                                    every preset layout:
-#                                    test/sqlsmith/run.sh), sanitize
-#                                    (snowflake.so built with UBSan in real
-#                                    servers: the sql layer and a selection
-#                                    of cluster tests, with zero reports),
-#                                    tap (cluster-level Perl TAP tests),
-#                                    ha (the high-availability drills: Patroni,
-#                                    network partitions, pgbouncer; run as root),
-#                                    regress (PostgreSQL's own regression and
-#                                    isolation suites with and without
-#                                    snowflake: the same verdicts; skipped,
-#                                    saying so, where the installed server's
-#                                    source cannot be downloaded and the major
-#                                    is not the release's: 19),
-#                                    citus (a Citus coordinator and workers;
-#                                    PostgreSQL 16+, Citus installed or built
-#                                    from the vendored source by
-#                                    scripts/citus.sh, else skipped, saying so),
-#                                    upgrade (pg_upgrade and Debian's
-#                                    pg_upgradecluster from the supported major
-#                                    before this one, installed from the Debian
-#                                    release that serves it; on 15, the first,
-#                                    skipped, saying so: pg_upgrade within a
-#                                    major is test/t/063 of the tap layer)
-#   scripts/test.sh campaign         the fault campaign (test/campaign,
-#                                    doc/campaign.md): seeded schedules of
-#                                    kills, crashes, clock steps, a promotion,
-#                                    copies, pg_upgrade, drops and re-creations,
-#                                    template copies, identity changes and
-#                                    registry outages against a cluster of real
-#                                    nodes with writers, every ID checked by an
-#                                    independent checker; CAMPAIGN_SEEDS
-#                                    (default "10 125"), CAMPAIGN_OPERATIONS
-#                                    (default 10). Longer runs, replays, shrinking
-#                                    and mutants: test/campaign/run.sh
-#   scripts/test.sh model            the model layer: the protocol against
-#                                    duplicate IDs checked exhaustively by SPIN
-#                                    (test/model/, doc/model.md), and each of
-#                                    its mutants refuted
-#   scripts/test.sh mutants          the mutants layer: safeguards removed
-#                                    from the real source (test/mutants/,
-#                                    doc/mutants.md), each built into a
-#                                    PostgreSQL of the layer's own, and the
-#                                    tests named for it must fail; a sample
-#                                    (MUTANTS_SAMPLE, MUTANTS_SEED), or every
-#                                    mutant with MUTANTS_SAMPLE=all
-#   scripts/test.sh simulation       the simulation layer: seeds of the
-#                                    deterministic simulator of the real core
-#                                    code (test/simulation/,
-#                                    doc/simulation.md), its mutants, and the
-#                                    claim statement against its pure version
-#                                    in a real PostgreSQL
-#   scripts/test.sh clients          the clients layer: drivers and ORMs of
-#                                    Python, Java, Ruby, Go, Node, PHP, Perl,
-#                                    C++ and Rust against a server, running
-#                                    doc/clients.md's recipes (test/clients/;
-#                                    it installs a JDK, Ruby, Go, Node.js, PHP
-#                                    and Rust)
-#   scripts/test.sh clients knex     some clients only (test/clients/run.sh)
-#   scripts/test.sh monitoring       the monitoring layer: Debian's
-#                                    prometheus-postgres-exporter with
-#                                    contrib/monitoring/queries.yaml against a
-#                                    server, its metrics checked against the
-#                                    views; promtool on the alert rules
-#                                    (test/monitoring/run.sh)
-#   scripts/test.sh --except clients every layer but the one named (repeat
-#                                    --except for more); CI runs the clients
-#                                    layer in a root of its own beside the
-#                                    others (.ci/run)
-#   scripts/test.sh tap test/t/010_restart.pl
-#                                    some cluster tests only
-#   scripts/test.sh citus test/citus/NNN.pl
-#                                    some Citus tests only
-#   scripts/test.sh ha test/ha/NNN.t some drills only
+#   scripts/test.sh                      every layer
+#   scripts/test.sh unit sql tap         some layers (run in ALL_LAYERS' order)
+#   scripts/test.sh --except clients     every layer but the one named (repeat
+#                                        --except for more); CI runs the clients
+#                                        layer in a root of its own (.ci/run)
+#   scripts/test.sh tap test/t/020_restart_crash.pl
+#                                        some cluster tests only
+#   scripts/test.sh citus test/citus/030_identities_configured.pl
+#                                        some Citus tests only
+#   scripts/test.sh ha test/ha/201_partition_cut.t
+#                                        some drills only
+#   scripts/test.sh clients knex         some clients only (test/clients/run.sh)
+#
+# The environment: PG_CONFIG or PG_MAJOR, which PostgreSQL (scripts/postgresql.sh);
+# WERROR (default 1); the campaign's CAMPAIGN_SEEDS (default "10 125"),
+# CAMPAIGN_OPERATIONS (default 10) and CAMPAIGN_SHRINK_BUDGET_S (default 600:
+# longer runs, replays, shrinking and mutants are test/campaign/run.sh's); the
+# mutants layer's MUTANTS_SAMPLE (all: every mutant) and MUTANTS_SEED.
 set -Eeuo pipefail
 # A command that ends the script (set -e) says which, even one whose own
 # output said nothing; said by the script's own shell only, as a subshell's
@@ -170,17 +103,16 @@ source scripts/postgresql.sh  # PG_MAJOR, PG_CONFIG (make reads it), PG_BIN
 # which make reads from the environment, and so do the layers' own builds:
 # sanitize, upgrade, mutants, campaign); a user's `make` leaves them warnings.
 export WERROR=${WERROR:-1}
-# The clients and monitoring layers alone need only their own packages (and the server's).
-[ "${layers[*]}" = clients ] || [ "${layers[*]}" = monitoring ] || scripts/install-deps.sh
-[[ " ${layers[*]} " != *" clients "* ]] || scripts/install-deps.sh --clients
-[[ " ${layers[*]} " != *" monitoring "* ]] || scripts/install-deps.sh --monitoring
+# What these layers need, and nothing more (the upgrade layer installs the
+# previous major itself).
+scripts/install-deps.sh --layers "${layers[@]}"
 export PATH="$PG_BIN:$PATH"
 
 section() { printf '\n=== %s ===\n' "$*"; }
 
 run_unit() {
-    section "packaging and formatting"
-    prove test/package.pl test/install_deps.pl
+    section "packaging, documents and formatting"
+    prove test/package.pl test/install_deps.pl test/docs.pl
     make -s format-check
     # FF1's radix-2 vectors (the unit tests include them) are what the
     # independent transcription writes, after it has matched NIST's samples.
@@ -222,8 +154,11 @@ run_sql() {
     # The keys of public IDs for the pgTAP suite (sql/public_id.sql sets its own).
     local keys=$SCRATCH/public_id.keys
     install -o postgres -g postgres -m 600 test/pgtap/public_id.keys "$keys"
-    cluster_start configured 54400 "$preload" "snowflake.datacenter_id = 3" "snowflake.worker_id = 7" \
-        "snowflake.public_id_keys_file = '$keys'"
+    # The settings of pg_regress's temporary instance (CONTRIBUTING.md's one
+    # test), and the keys.
+    local settings
+    mapfile -t settings < <(grep -v -e '^#' -e '^$' test/pg_regress.conf)
+    cluster_start configured 54400 "${settings[@]}" "snowflake.public_id_keys_file = '$keys'"
     mkdir -p build/regress
     if ! env $(cluster_env configured) make -s installcheck REGRESS_OUTPUTDIR=build/regress; then
         cat build/regress/regression.diffs 2>/dev/null || true

@@ -1,13 +1,14 @@
 #!/usr/bin/env perl
-# The install script's refusals, run by scripts/test.sh: a PostgreSQL major
-# it knows no clang for is refused before anything is installed, a major
-# this machine's apt sources do not serve (PG_MAJOR=17 on bookworm) is named
-# as such, with what to do, and so is PostgreSQL 19 where Debian's
-# experimental archive cannot serve it (any release but forky and sid); in
-# each case nothing is installed. And on forky and sid, where apt's sources
-# name experimental already (as Debian's instructions for 19 have users do),
-# the script still prefers experimental for PostgreSQL 19's packages, libpq
-# included.
+# The install script's lists and refusals, run by scripts/test.sh: each
+# layer of scripts/test.sh has its list of packages, and one layer asks for
+# no other layer's; a PostgreSQL major it knows no clang for is refused
+# before anything is installed, a major this machine's apt sources do not
+# serve (PG_MAJOR=17 on bookworm) is named as such, with what to do, and so
+# is PostgreSQL 19 where Debian's experimental archive cannot serve it (any
+# release but forky and sid); in each case nothing is installed. And on forky
+# and sid, where apt's sources name experimental already (as Debian's
+# instructions for 19 have users do), the script still prefers experimental
+# for PostgreSQL 19's packages, libpq included.
 use strict;
 use warnings;
 use Test::More;
@@ -29,6 +30,28 @@ sub installed
 	my $status = qx{dpkg-query -W -f='\${Status}' $package 2>/dev/null};
 	return $status =~ /install ok installed/;
 }
+
+# The packages of each layer of scripts/test.sh (--print installs nothing):
+# every layer it runs has its list, and one layer asks for its own packages
+# and the runtime set, not those of every layer.
+my ($all_layers) = do { local (@ARGV, $/) = 'scripts/test.sh'; <> } =~ /^ALL_LAYERS=\(([^)]*)\)$/m;
+my @layers = split ' ', $all_layers;
+ok(@layers > 10, "scripts/test.sh's ALL_LAYERS read (@layers)");
+for my $layer (@layers)
+{
+	my $printed = qx{scripts/install-deps.sh --print --layers $layer 2>&1};
+	is($? >> 8, 0, "--layers $layer: a list") or diag $printed;
+}
+my %tap = map { $_ => 1 } split /\n/, qx{scripts/install-deps.sh --print --layers tap};
+my %runtime = map { $_ => 1 } split /\n/, qx{scripts/install-deps.sh --print --runtime};
+ok($tap{libfaketime} && $tap{pgbackrest}, '--layers tap: libfaketime and pgbackrest');
+ok(!(grep { !$tap{$_} } keys %runtime), '--layers tap: and the runtime set');
+ok(!$tap{patroni} && !$tap{spin} && !$tap{sqlsmith}, '--layers tap: not the packages of ha, model or sqlsmith');
+my %every = map { $_ => 1 } split /\n/, qx{scripts/install-deps.sh --print};
+ok(!(grep { !$every{$_} } keys %tap), 'every package of --layers tap is in the whole list');
+my $refused = qx{scripts/install-deps.sh --print --layers tap nope 2>&1};
+is($? >> 8, 2, '--layers with a name that is no layer: refused');
+like($refused, qr/no layer 'nope'/, 'saying which');
 
 my ($status, $output) = install_deps(16, '--runtime');
 is($status, 1, 'PG_MAJOR=16: refused');

@@ -1,4 +1,4 @@
-// The C++/PostgreSQL error boundary (design.md section 7).
+// The C++/PostgreSQL error boundary.
 //
 // Two rules hold at every SQL-callable entry point:
 // - No C++ exception crosses into PostgreSQL: SNOWFLAKE_FUNCTION wraps the

@@ -1,5 +1,5 @@
 // The one place the glue includes PostgreSQL: every header inside extern "C",
-// postgres.h first (conventions.md, practice 2).
+// postgres.h first, as PostgreSQL requires of every file that includes it.
 #pragma once
 
 extern "C" {

@@ -135,11 +135,12 @@ PG_BINDIR=${PG_BINDIR%/}
 # --- packages and builds -----------------------------------------------------
 
 # Debian's PostgreSQL (/usr/lib/postgresql/NN/bin): the project's own install
-# step for that major installs it and the build and benchmark tools. Any other
-# PostgreSQL is the caller's; only the benchmark's own tools are installed.
+# step for that major installs it and what building needs (--runtime; no test
+# layer's packages). Any other PostgreSQL is the caller's. The benchmark's own
+# tools are installed here.
 install_packages() {
     if [[ $PG_BINDIR =~ ^/usr/lib/postgresql/([0-9]+)/bin$ ]]; then
-        PG_MAJOR=${BASH_REMATCH[1]} PG_CONFIG='' "$REPO/scripts/install-deps.sh" >&2
+        PG_MAJOR=${BASH_REMATCH[1]} PG_CONFIG='' "$REPO/scripts/install-deps.sh" --runtime >&2
     fi
     # git: item 6 builds the previous release from this repository's history.
     local packages=(libbenchmark-dev cmake g++ make jq git)

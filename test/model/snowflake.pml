@@ -6,7 +6,7 @@
  * Assumptions (the same words as doc/model.md and the README's guarantees):
  * A1. Time is discrete: one unit of the layout is one tick of the true time
  *     `now`, which only moves forward. The registry's clock is the true time
- *     (it never steps: README, "One assumption").
+ *     (it never steps: README, "Restarts, crashes and failover").
  * A2. Each node's wall clock reads now + off, where off is stepped forward and
  *     back by faults (at most MAXSTEPS steps, |off| <= MAXOFF).
  * A3. (The registry, its leases and the drift of the lease clock are in

@@ -111,6 +111,7 @@ if ! (cd "$work" && runuser -u postgres -- \
     "/usr/lib/postgresql/$major/lib/pgxs/src/test/regress/pg_regress" \
     --bindir="/usr/lib/postgresql/$major/bin" --inputdir="$work" --outputdir="$work" \
     --host=/var/run/postgresql --port="$port" --use-existing --dbname=snowflake_packaged \
+    --load-extension=snowflake \
     $tests); then
     cat "$work/regression.diffs" 2>/dev/null || true
     exit 1

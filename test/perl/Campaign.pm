@@ -66,7 +66,7 @@
 #                           down), its synchronous standby promoted: the
 #                           nodes reconnect to it and lose no lease, as a
 #                           registry that kept every commit it acknowledged
-#                           (README, "What never issued twice rests on")
+#                           (README, "Restarts, crashes and failover")
 #
 # registry_failover is not drawn with the others (srand's stream stays that
 # of the schedules before it): a run draws at most one, from a generator of
@@ -647,7 +647,7 @@ sub _await_issuing
 }
 
 # The lineage must refuse: snowflake_nextval() fails with 55000, the bound
-# unknown (README, "Copies and restores").
+# unknown (README, "Backups and point-in-time recovery").
 sub _must_refuse
 {
 	my ($run, $l, $why, $must) = @_;

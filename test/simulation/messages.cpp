@@ -9,7 +9,7 @@
 namespace snowflake::sim {
 
 // A request of the worker begun: its number and its deadline (the worker
-// gives up after lease / 4, at most 10 s, as worker.cpp does). false when the
+// gives up after lease / 4, at most 10 s, as client.cpp does). false when the
 // request is lost on the way (a partition, an outage); else `message` is
 // addressed from this request.
 bool World::begin_request(Node& node, Message* message) {

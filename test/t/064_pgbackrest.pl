@@ -126,20 +126,6 @@ sub start_promoted
 	return;
 }
 
-# What the node's server log says about snowflake (paths aside: the test's
-# directory is named after it), but for the registration of its WAL resource
-# manager, which every start logs.
-sub snowflake_log_lines
-{
-	my ($node) = @_;
-	return join "\n", grep {
-		(my $words = $_) =~ s{/\S+}{}g;
-		$words =~ /snowflake/i
-		  && $words !~ / statement: /
-		  && $words !~ /registered custom resource manager "snowflake"/
-	} split /\n/, slurp_file($node->logfile);
-}
-
 # IDs issued on $node: $rows rows of orders in batch $batch, then $returned
 # IDs returned to a client and stored nowhere. Returns the highest of all.
 sub issue_batch
@@ -221,7 +207,7 @@ for my $target (
 		),
 		'2100|2100',
 		"$label: new rows collide with none");
-	is(snowflake_log_lines($node), '',
+	is(SnowflakeTest::snowflake_log_lines($node), '',
 		"$label: the server log says nothing about snowflake but its WAL resource manager");
 	$node->stop;
 }
@@ -235,7 +221,7 @@ is( $latest->safe_psql('postgres', 'SELECT batch, count(*) FROM orders GROUP BY 
 	'latest: every committed row is back');
 cmp_ok($latest->safe_psql('postgres', 'SELECT snowflake_nextval()'),
 	'>', $highest_2, 'latest: its first ID is above every ID of both batches');
-is(snowflake_log_lines($latest), '',
+is(SnowflakeTest::snowflake_log_lines($latest), '',
 	'latest: the server log says nothing about snowflake but its WAL resource manager');
 $latest->stop;
 

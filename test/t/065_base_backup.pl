@@ -48,20 +48,6 @@ sub issued_so_far
 	return $original->safe_psql('postgres', 'SELECT snowflake_nextval()');
 }
 
-# What the node's server log says about snowflake (paths aside: the test's
-# directory is named after it), but for the registration of its WAL resource
-# manager, which every start logs.
-sub snowflake_log_lines
-{
-	my ($node) = @_;
-	return join "\n", grep {
-		(my $words = $_) =~ s{/\S+}{}g;
-		$words =~ /snowflake/i
-		  && $words !~ / statement: /
-		  && $words !~ /registered custom resource manager "snowflake"/
-	} split /\n/, slurp_file($node->logfile);
-}
-
 my @writers = SnowflakeTest::start_writers($original, 2, batch => 20);
 $original->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids')
   or die 'the writers issue no IDs';
@@ -146,7 +132,7 @@ for my $copy (@copies)
 	cmp_ok($first, '>', $highest, "$copy->{label}: its first ID is above every ID in its tables");
 	cmp_ok($first, '>', $copy->{before},
 		"$copy->{label}: and above every ID issued before the copy began");
-	is(snowflake_log_lines($node), '',
+	is(SnowflakeTest::snowflake_log_lines($node), '',
 		"$copy->{label}: its server log says nothing about snowflake but its WAL resource manager");
 	$copy->{rows} = $rows;
 	$node->stop;

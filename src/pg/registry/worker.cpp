@@ -16,7 +16,7 @@
 // as a failed attempt and is retried. SIGHUP reloads the configuration
 // between rounds. SIGTERM asks for a clean shutdown rather than an immediate
 // exit (PostgreSQL's auxiliary processes do the same), because the worker
-// gives its lease back first (see "Release"); that takes at most a second.
+// gives its lease back first (see "Release"): at most a second a step.
 //
 // The rule that keeps two nodes apart. A node issues IDs only while its
 // monotonic clock (CLOCK_BOOTTIME: it counts suspended time too) reads less than
@@ -34,8 +34,9 @@
 // Release. On a clean shutdown (SIGTERM) the worker publishes "released" (no
 // backend returns another ID: each reads the View after its reservation, with
 // a full barrier between), then reads last_id, and sets the row's ids_before
-// to 1 ms above that ID's timestamp and marks it released (bounded by a
-// second), if the row is still this postmaster's as the last renewal the
+// to 1 ms above that ID's timestamp and marks it released (a second at most
+// a step: connecting if it must, then each statement), if the row is still
+// this postmaster's as the last renewal the
 // worker saw left it (a release that reaches the registry late, after a
 // restart's claim, changes nothing). A standby promoted in a planned
 // switchover, or this node restarted (a new postmaster, so a new token), then
