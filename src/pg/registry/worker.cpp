@@ -45,9 +45,11 @@
 //
 // Durability. The worker also asks the registry, at every connection and then
 // every lease, what it can lose of what it acknowledged, and warns when a
-// failover of it may lose claims and renewals; after a change of the
-// registry's history, a claim that is not a renewal starts above a floor
-// (record_claim; durability.cpp states why).
+// failover of it may lose claims and renewals (durability.cpp). It compares
+// the registry's identity and the rows it answers with what the node
+// remembers (history.cpp); after a change of the registry's history, a claim
+// that is not a renewal starts above a floor (record_claim), and a lease held
+// skips the gap above its cap (src/core/registry_history.hpp states why).
 #include <algorithm>
 
 #include "../../core/clock.hpp"
@@ -63,6 +65,7 @@
 #include "claim.hpp"
 #include "client.hpp"
 #include "durability.hpp"
+#include "history.hpp"
 #include "registry.hpp"
 #include "view.hpp"
 
@@ -162,10 +165,16 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
                           view.worker_id == worker_id;
   if (!same_lease) view.floor_host[0] = '\0';
   // After the registry's history changed, anything but a renewal starts above
-  // what a holder whose renewals it forgot may issue (durability.cpp).
+  // what a holder whose renewals it forgot may issue; a renewal keeps the gap
+  // (src/core/registry_history.hpp; history.cpp).
   ClaimResult result = claimed;
-  if (!same_lease && view.registry.history_floor_ms > result.inherited_ms) {
-    result.inherited_ms = view.registry.history_floor_ms;
+  const int64_t history_floor =
+      registry_history::claim_floor_ms(view.registry.history, result.inherited_ms);
+  if (!same_lease && history_floor > result.inherited_ms) {
+    result.inherited_ms = history_floor;
+    if (result.taken_from[0] == '\0')
+      strlcpy(result.taken_from, "a holder the registry may have forgotten",
+              sizeof(result.taken_from));
     if (result.inherited_ms > unix_time_ms())
       ereport(LOG, (errmsg("snowflake registry: claiming datacenter_id %d, worker_id %d above %s, "
                            "as the registry's history changed at %s",
@@ -174,6 +183,10 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
                            registry_time(view.registry.history_changed_at))));
   }
   apply_inherited(result, same_lease, &view);
+  if (!same_lease || claimed.taken_from[0] != '\0') {
+    view.gap_from = 0;  // lease::gap_after_claim: the floor covers it
+    view.gap_until = 0;
+  }
   view.state = State::kHeld;
   view.datacenter_id = datacenter_id;
   view.worker_id = worker_id;
@@ -232,7 +245,7 @@ void attempt() {
   // What the registry can lose (durability.cpp): at every connection, then
   // every lease at most once a minute.
   if (new_connection || lease_clock_us() >= worker.next_probe_us) {
-    if (!probe_durability(&worker.view.registry, error)) {
+    if (!probe_durability(&worker.view.registry, error) || !probe_history(&worker.view, error)) {
       disconnect();
       record_failure(error);
       publish();
@@ -246,9 +259,11 @@ void attempt() {
     switch (claim(self, datacenter_id, settings.worker_id,
                   cap_of(datacenter_id, settings.worker_id), &result, error)) {
       case Claim::kClaimed:
+        check_claim(&worker.view, datacenter_id, settings.worker_id, result);
         record_claim(self, datacenter_id, settings.worker_id, result);
         break;
       case Claim::kTaken:
+        check_claim(&worker.view, datacenter_id, settings.worker_id, result);
         record_conflict(self, datacenter_id, settings.worker_id, result);
         break;
       case Claim::kRace:
@@ -289,10 +304,13 @@ void attempt() {
     switch (
         claim(self, datacenter_id, worker_id, cap_of(datacenter_id, worker_id), &result, error)) {
       case Claim::kClaimed:
+        check_claim(&worker.view, datacenter_id, worker_id, result);
         record_claim(self, datacenter_id, worker_id, result);
         publish();
         return;
       case Claim::kTaken:
+        check_claim(&worker.view, datacenter_id, worker_id, result);
+        [[fallthrough]];
       case Claim::kRace:
         // Stop using a leased identity that someone else now holds at once.
         if (worker.view.state == State::kHeld && worker.view.datacenter_id == datacenter_id &&
@@ -329,9 +347,15 @@ void retarget() {
 }
 
 // Another registry, or none: what the probes found of the last one no longer
-// applies, and its history is not this one's.
+// applies. What this node remembers of its history stays: the next registry
+// is compared with it (history.cpp).
 void forget_registry() {
-  worker.view.registry = RegistryFacts{};
+  RegistryFacts& facts = worker.view.registry;
+  facts.durability = Durability::kUnknown;
+  facts.standbys = 0;
+  facts.system_identifier[0] = '\0';
+  facts.timeline = 0;
+  forget_rows_seen();
   worker.next_probe_us = 0;
 }
 
@@ -433,6 +457,8 @@ void snowflake_registry_main(Datum) {
 
   // The View survives a restart of this worker: a lease held stays held.
   read_view(&worker.view, sizeof(View));
+  // What the node remembers of the registry's history (history.cpp).
+  load_history(&worker.view);
   worker.logged = worker.view.state;
   worker.logged_node = worker.view.node;
   retarget();
