@@ -118,11 +118,14 @@ void seen_change(Memory* memory, int64_t now_ms, int64_t lease_ms, int64_t max_l
 // for the next change: an empty table (0) keeps the one seen before it.
 void seen_lease(Memory* memory, int64_t longest_lease_ms) noexcept;
 
-// The largest ids_before (ms since 1970) a claim that is not a renewal starts
-// above: the one the registry handed over (`inherited_ms`, < 0: none) or the
-// floor, whichever is later.
-inline int64_t claim_floor_ms(const Memory& memory, int64_t inherited_ms) noexcept {
-  return memory.floor_ms > 0 && memory.floor_ms > inherited_ms ? memory.floor_ms : inherited_ms;
+// The largest ids_before (ms since 1970) a claim starts above: the one the
+// registry handed over (`inherited_ms`, < 0: none), or, for a claim that is
+// not a renewal (the lease held on the same identity, not taken over from
+// another holder: a takeover counts as a claim even by a node whose lease
+// lapsed on that identity), the floor, whichever is later.
+inline int64_t claim_floor_ms(const Memory& memory, int64_t inherited_ms, bool renewal) noexcept {
+  return !renewal && memory.floor_ms > 0 && memory.floor_ms > inherited_ms ? memory.floor_ms
+                                                                           : inherited_ms;
 }
 
 }  // namespace snowflake::registry_history

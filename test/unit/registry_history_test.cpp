@@ -105,11 +105,14 @@ TEST(RegistryHistory, AnEmptyTableKeepsTheLongestLeaseSeenBefore) {
 
 TEST(RegistryHistory, AClaimThatIsNotARenewalStartsAtTheFloor) {
   Memory memory;
-  EXPECT_EQ(registry_history::claim_floor_ms(memory, -1), -1);
-  EXPECT_EQ(registry_history::claim_floor_ms(memory, 5000), 5000);
+  EXPECT_EQ(registry_history::claim_floor_ms(memory, -1, false), -1);
+  EXPECT_EQ(registry_history::claim_floor_ms(memory, 5000, false), 5000);
   registry_history::seen_change(&memory, 1000000, kLeaseMs, 0);
-  EXPECT_EQ(registry_history::claim_floor_ms(memory, -1), 1000000 + kLeaseMs + 1);
-  EXPECT_EQ(registry_history::claim_floor_ms(memory, 2000000), 2000000);
+  EXPECT_EQ(registry_history::claim_floor_ms(memory, -1, false), 1000000 + kLeaseMs + 1);
+  EXPECT_EQ(registry_history::claim_floor_ms(memory, 2000000, false), 2000000);
+  // A renewal keeps what it had (its gap covers it: lease.hpp).
+  EXPECT_EQ(registry_history::claim_floor_ms(memory, -1, true), -1);
+  EXPECT_EQ(registry_history::claim_floor_ms(memory, 5000, true), 5000);
 }
 
 lease::Grant held(int64_t ids_before) {
@@ -220,11 +223,11 @@ TEST(RegistryHistory, ATableMadeAgainGivesTheRestoredCopyTheFloor) {
   // above every ID A may issue under the lease the registry forgot (A's cap is
   // at most its last renewal, before now, plus the lease and max_lead).
   const int64_t a_cap_ms = now_ms - 1 + kLeaseMs;
-  EXPECT_GT(registry_history::claim_floor_ms(c, -1), a_cap_ms);
+  EXPECT_GT(registry_history::claim_floor_ms(c, -1, false), a_cap_ms);
   // C restarted after it saw the change: the remembered identity is the new
   // one, and the floor was remembered with it.
   EXPECT_EQ(registry_history::compare(c.identity, new_table), 0u);
-  EXPECT_GT(registry_history::claim_floor_ms(c, -1), a_cap_ms);
+  EXPECT_GT(registry_history::claim_floor_ms(c, -1, false), a_cap_ms);
 }
 
 // The case 1.7 left open: holder A renews a row whose takeover the registry

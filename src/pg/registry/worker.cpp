@@ -168,9 +168,10 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
   // what a holder whose renewals it forgot may issue; a renewal keeps the gap
   // (src/core/registry_history.hpp; history.cpp).
   ClaimResult result = claimed;
+  const bool renewal = same_lease && claimed.taken_from[0] == '\0';
   const int64_t history_floor =
-      registry_history::claim_floor_ms(view.registry.history, result.inherited_ms);
-  if (!same_lease && history_floor > result.inherited_ms) {
+      registry_history::claim_floor_ms(view.registry.history, result.inherited_ms, renewal);
+  if (history_floor > result.inherited_ms) {
     result.inherited_ms = history_floor;
     if (result.taken_from[0] == '\0')
       strlcpy(result.taken_from, "a holder the registry may have forgotten",
@@ -183,7 +184,7 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
                            registry_time(view.registry.history_changed_at))));
   }
   apply_inherited(result, same_lease, &view);
-  if (!same_lease || claimed.taken_from[0] != '\0') {
+  if (!renewal) {
     view.gap_from = 0;  // lease::gap_after_claim: the floor covers it
     view.gap_until = 0;
   }
