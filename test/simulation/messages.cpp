@@ -1,7 +1,8 @@
 // The registry worker's messages in the simulation and the registry's
 // answers: claims and renewals (worker.cpp attempt(), claim.cpp claim()),
 // their deadlines, the replies, the release at shutdown; each lost, late or
-// applied as the faults (faults.cpp) decide. Picks are in automatic.cpp.
+// applied as the faults (faults.cpp) decide; what an answer says of the
+// registry's history (history.cpp). Picks are in automatic.cpp.
 #include <algorithm>
 #include <cstdio>
 

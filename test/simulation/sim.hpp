@@ -1,8 +1,10 @@
 // The deterministic simulator of the registry protocol (doc/simulation.md):
 // many nodes, each with the real generator (src/core/generator.hpp), the
 // real lease decisions (src/core/lease.hpp), automatic leasing's real pick
-// (src/core/pick.hpp) and a registry that runs the real claim statement's
-// pure version (src/core/registry_row.hpp), driven through
+// (src/core/pick.hpp), a registry that runs the real claim statement's
+// pure version (src/core/registry_row.hpp) and the nodes' real defence
+// against a registry that loses its history (src/core/registry_history.hpp),
+// driven through
 // simulated time with faults. One seed, one run: the same seed and flags
 // replay it event for event.
 #pragma once
