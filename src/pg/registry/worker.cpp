@@ -173,15 +173,17 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
       registry_history::claim_floor_ms(view.registry.history, result.inherited_ms, renewal);
   if (history_floor > result.inherited_ms) {
     result.inherited_ms = history_floor;
-    if (result.taken_from[0] == '\0')
-      strlcpy(result.taken_from, "a holder the registry may have forgotten",
-              sizeof(result.taken_from));
-    if (result.inherited_ms > unix_time_ms())
+    if (result.inherited_ms > unix_time_ms()) {
+      // Whom this node's IDs wait for (explain_clock_behind names it).
+      if (result.taken_from[0] == '\0')
+        strlcpy(result.taken_from, "a holder the registry may have forgotten",
+                sizeof(result.taken_from));
       ereport(LOG, (errmsg("snowflake registry: claiming datacenter_id %d, worker_id %d above %s, "
                            "as the registry's history changed at %s",
                            datacenter_id, worker_id,
                            timestamp_text(timestamptz_from_unix_ms(result.inherited_ms)),
                            registry_time(view.registry.history_changed_at))));
+    }
   }
   apply_inherited(result, same_lease, &view);
   if (!renewal) {
