@@ -11,6 +11,9 @@
 //     sent) + lease - lease / 10;
 //   - every ID it returns lies below the ids_before of its last accepted claim
 //     or renewal (the cap), and at or above the floor a takeover inherited;
+//   - after it saw the registry's history change while it held the lease
+//     (registry_history.hpp), its IDs at or above the cap it had then lie at
+//     or above the history's floor (the gap);
 //   - each claim or renewal reports an ids_before above every ID the node has
 //     issued or may issue under the lease it asks for, and never below what it
 //     reported before (the cap): a clock stepped back lowers nothing;
@@ -32,6 +35,10 @@ struct Grant {
   int64_t valid_until_us = 0;
   int64_t ids_before = 0;  // the cap: every ID returned lies below it
   int64_t floor = 0;       // inherited at the last takeover (0: none)
+  // After a change of the registry's history seen while held: IDs of units in
+  // [gap_from, gap_until) may be a forgotten holder's (0, 0: none).
+  int64_t gap_from = 0;
+  int64_t gap_until = 0;
 };
 
 enum class Verdict : uint8_t {
@@ -42,6 +49,8 @@ enum class Verdict : uint8_t {
   kAtCap,       // the IDs' unit is at or past the cap
   kBelowFloor,  // reserved before a takeover raised the floor: another
                 // holder may have issued these IDs
+  kInGap,       // in the gap after a change of the registry's history: a
+                // holder the registry forgot may have issued these IDs
 };
 
 // Before reserving: whether the node may issue with `wanted` (-1: any node
@@ -105,6 +114,30 @@ inline int64_t floor_from_inherited(const Layout& layout, int64_t inherited_ms) 
 inline int64_t floor_after_claim(int64_t floor, bool renewal, int64_t inherited) noexcept {
   const int64_t kept = renewal ? floor : 0;
   return kept > inherited ? kept : inherited;
+}
+
+// The registry's history changed (registry_history.hpp) while `grant` is
+// held: its IDs at or above its cap must lie at or above `floor` (a timestamp
+// of the layout). A gap the generator has not passed yet (its last ID's unit
+// `last_timestamp` below the gap's last unit) is widened to cover both.
+void gap_after_change(Grant* grant, int64_t floor, int64_t last_timestamp) noexcept;
+
+// After an accepted claim or renewal: a claim that is not a renewal raised the
+// generator to the history's floor itself (registry_history::claim_floor_ms),
+// so no gap stays; a renewal keeps it.
+inline void gap_after_claim(Grant* grant, bool renewal) noexcept {
+  if (renewal) return;
+  grant->gap_from = 0;
+  grant->gap_until = 0;
+}
+
+// Before reserving: whether the generator (its last ID of the unit
+// `last_timestamp`) must first be raised to the gap's end (gap_until),
+// because its next IDs may fall in the gap: its next unit is there, or the
+// clock plus max_lead (`reach`, a timestamp of the layout) reaches it.
+inline bool must_cross_gap(const Grant& grant, int64_t last_timestamp, int64_t reach) noexcept {
+  return grant.gap_until > 0 && last_timestamp + 1 < grant.gap_until &&
+         (last_timestamp + 1 >= grant.gap_from || reach >= grant.gap_from);
 }
 
 // At a clean shutdown: the ids_before (ms since 1970) the release reports, the

@@ -55,6 +55,8 @@ ClaimAnswer claim(Row& row, const ClaimRequest& request, int64_t now_us) {
   const Holder& self = request.self;
   const int64_t expires_at = now_us + request.lease_ms * 1000;
   const int64_t ids_before = request.ids_before_ms * 1000;
+  answer.existed = row.exists;
+  answer.previous_renewed_at_us = row.exists ? row.renewed_at_us : 0;
   if (!row.exists) {
     // INSERT
     row.exists = true;

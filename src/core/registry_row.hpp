@@ -85,6 +85,10 @@ struct ClaimAnswer {
   bool taken = false;          // claimed from another holder
   std::string taken_from;      // its host
   int64_t ids_before_ms = -1;  // claimed: the row's ids_before
+  // The row before the statement: whether it existed, and its renewed_at
+  // (what registry_history::row_change compares).
+  bool existed = false;
+  int64_t previous_renewed_at_us = 0;
 };
 
 // Claims or renews `row` for the request at the registry's `now_us`.

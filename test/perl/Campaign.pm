@@ -68,10 +68,17 @@
 #                           registry that kept every commit it acknowledged
 #                           (README, "Restarts, crashes and failover")
 #
-# registry_failover is not drawn with the others (srand's stream stays that
-# of the schedules before it): a run draws at most one, from a generator of
-# its own seeded by the seed (_extra_draws), and inserts it after an
-# operation.
+#   registry_recreate       the registry's database dropped (WITH (FORCE)) and
+#                           made again while the nodes run: the workers make
+#                           the table again, empty, with another OID; every
+#                           node sees the change of the registry's history
+#                           and claims above its floor (a lease later), a
+#                           holder skips the gap above its cap (issue 44)
+#
+# registry_failover and registry_recreate are not drawn with the others
+# (srand's stream stays that of the schedules before them): a run draws at
+# most one of each, from a generator of its own seeded by the seed
+# (_extra_draws), and inserts it after an operation.
 #
 # Each operation is followed by `after` seconds of writing (a parameter of
 # every line), then the check that the nodes it touched issue again within
@@ -114,7 +121,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
-my @EXTRA_KINDS = qw(registry_failover);
+my @EXTRA_KINDS = qw(registry_failover registry_recreate);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
@@ -189,16 +196,27 @@ sub generate
 # Operations added to a schedule after its draw, from a linear congruential
 # generator of their own seeded by the seed: a registry failover in about a
 # third of the runs, after an operation drawn from the same generator, two to
-# four seconds of writing after it. Perl's rand() is not touched, so the
+# four seconds of writing after it; then, drawn after it (so a seed's failover
+# is the one it had before), the registry's database made again in about a
+# quarter of the runs, the same way. Perl's rand() is not touched, so the
 # operations drawn before are those of the same seed without them.
 sub _extra_draws
 {
 	my ($seed, $schedule) = @_;
 	my $x = ($seed * 2654435761 + 12345) % 4294967296;
 	my $next = sub { $x = (1103515245 * $x + 12345) % 2147483648; return $x / 2147483648; };
-	return unless $next->() < 1 / 3;
-	my $at = 1 + int($next->() * scalar @$schedule);
-	splice @$schedule, $at, 0, { kind => 'registry_failover', after => 2 + int($next->() * 3) };
+	if ($next->() < 1 / 3)
+	{
+		my $at = 1 + int($next->() * scalar @$schedule);
+		splice @$schedule, $at, 0,
+		  { kind => 'registry_failover', after => 2 + int($next->() * 3) };
+	}
+	if ($next->() < 1 / 4)
+	{
+		my $at = 1 + int($next->() * scalar @$schedule);
+		splice @$schedule, $at, 0,
+		  { kind => 'registry_recreate', after => 2 + int($next->() * 3) };
+	}
 	return;
 }
 
@@ -718,6 +736,23 @@ sub _operation
 		$run->{registry} = $standby;
 		_event($run, kind => 'registry_failover', to => $standby->name);
 		_await_issuing($run, $run->{lineage}{$_}, 'registry failed over', $HEAL_S + $LEASE_S) for qw(c d);
+		return 1;
+	}
+	if ($kind eq 'registry_recreate')
+	{
+		# An operator's mistake or a restore: the nodes' workers lose their
+		# connection, make the table again, empty, and claim in it. Each saw
+		# the old table's OID (pg_snowflake/registry): the change of history
+		# raises the floor of its claims, or the gap above a holder's cap.
+		_must_sql($run->{registry}, 'postgres', 'DROP DATABASE registry WITH (FORCE)');
+		_must_sql($run->{registry}, 'postgres', 'CREATE DATABASE registry');
+		_event($run, kind => 'registry_recreate', server => $run->{registry}->name);
+		for my $name (@LINEAGES)
+		{
+			my $l = $run->{lineage}{$name};
+			_await_issuing($run, $l, 'registry made again', $HEAL_S + $LEASE_S)
+			  unless $l->{refusing};
+		}
 		return 1;
 	}
 	if ($kind eq 'promote')

@@ -55,6 +55,8 @@ void World::registry_pick(size_t index) {
   }
   const automatic::Pick pick = automatic::pick(range_, self, pick_rows_.data(), pick_rows_.size());
   message.pick = pick;
+  message.registry = registry_;
+  message.registry_now_us = now_us;
   figures_.picks++;
   const registry_row::Row* chosen =
       pick.found ? &rows_[static_cast<size_t>(layout_.node(pick.datacenter_id, pick.worker_id))]
@@ -94,6 +96,7 @@ void World::worker_picked(Node& node, size_t index) {
   const Message& message = messages_[index];
   if (node.request != message.request) return;  // the deadline passed first
   node.request = 0;
+  check_history(node, message);
   if (!message.pick.found) {
     node.grant = lease::Grant{};
     node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);

@@ -150,6 +150,9 @@ int main(int argc, char** argv) {
   PQclear(run("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)", {}));
   PQclear(run(with_table("DROP TABLE IF EXISTS {table}"), {}));
   PQclear(run(with_table(pg::registry::kCreateTable), {}));
+  PGresult* oid = run("SELECT 'public.snowflake_registry'::regclass::oid::bigint", {});
+  const int64_t table_oid = value(oid, 0);
+  PQclear(oid);
   uint64_t claims = 0, claimed = 0, taken = 0, releases = 0, released = 0, picks = 0, stale = 0;
   for (uint64_t i = 0; i < cases; i++) {
     PQclear(run("BEGIN", {}));
@@ -213,11 +216,12 @@ int main(int argc, char** argv) {
     } else {
       registry_row::ClaimRequest request{
           self, range(1000, 60000), (now + range(-30000000, 60000000)) / 1000, range(1001, 70000)};
-      PGresult* result = run(with_table(pg::registry::kClaim),
-                             {"0", "0", self.system_identifier, std::to_string(self.timeline),
-                              self.host, self.data_directory, "c", std::to_string(request.lease_ms),
-                              std::to_string(request.ids_before_ms),
-                              std::to_string(request.window_ms), std::to_string(self.token)});
+      PGresult* result =
+          run(with_table(pg::registry::kClaim),
+              {"0", "0", self.system_identifier, std::to_string(self.timeline), self.host,
+               self.data_directory, "c", std::to_string(request.lease_ms),
+               std::to_string(request.ids_before_ms), std::to_string(request.window_ms),
+               std::to_string(self.token), "public.snowflake_registry"});
       check(PQntuples(result) == 1, i, "the number of answers");
       const registry_row::ClaimAnswer pure = registry_row::claim(row, request, now);
       const bool sql_claimed = std::strcmp(PQgetvalue(result, 0, 0), "t") == 0;
@@ -227,6 +231,11 @@ int main(int argc, char** argv) {
                 (pure.taken ? pure.taken_from : ""),
             i, "the host taken from");
       check(value(result, 10) == pure.ids_before_ms, i, "the answer's ids_before");
+      check(value(result, 11) == table_oid, i, "the table's OID");
+      check((std::strcmp(PQgetvalue(result, 0, 12), "t") == 0) == pure.existed, i,
+            "whether the row existed");
+      check(value(result, 13, 0) == pure.previous_renewed_at_us, i, "the row's renewed_at before");
+      check(value(result, 14) == now, i, "the registry's clock");
       check(value(result, 5) == pure.row.claimed_at_us &&
                 value(result, 6) == pure.row.renewed_at_us &&
                 value(result, 7) == pure.row.expires_at_us &&

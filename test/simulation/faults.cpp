@@ -9,9 +9,9 @@ namespace snowflake::sim {
 
 const char* fault_name(int fault) {
   static const char* const names[kFaultKinds] = {
-      "crash",     "restart", "step-forward", "step-back",    "slew",
-      "partition", "outage",  "lost-reply",   "late-message", "stall",
-      "promotion", "restore", "clone",        "upgrade",      "drop-create"};
+      "crash",  "restart",    "step-forward", "step-back", "slew",      "partition",
+      "outage", "lost-reply", "late-message", "stall",     "promotion", "restore",
+      "clone",  "upgrade",    "drop-create",  "recreate"};
   return fault >= 0 && fault < kFaultKinds ? names[fault] : "?";
 }
 
@@ -29,7 +29,9 @@ const char* const kMutantNames[] = {"none",
                                     "vouch-on-create",
                                     "no-drop-mark",
                                     "no-sync-wait",
-                                    "foreign-state-trusted"};
+                                    "foreign-state-trusted",
+                                    "no-history-defence",
+                                    "no-history-gap"};
 
 }  // namespace
 
@@ -130,7 +132,7 @@ void World::drop_create(Node& node) {
 void World::new_server(Node& node) {
   if (!rng_.chance(0.5)) return;
   node.wall.base_true_us = now_;
-  node.wall.base_us = kStartUs + now_ + rng_.range(-1000000, 1000000);
+  node.wall.base_us = kStartUs + now_ + rng_.range(-wall_spread_us(), wall_spread_us());
   node.wall.rate_ppm = rng_.range(-200, 200);
 }
 
@@ -156,7 +158,9 @@ void World::upgrade(Node& node) {
   const bool tried_out = rng_.chance(0.5);
   node.self.system_identifier += "u";
   node.self.timeline = 1;
+  const registry_history::Memory history = node.history;
   node.empty_snowflake_directory();
+  if (config_.nodes_knew_registry) node.history = history;
   node.state_file = tried_out;
   node.given = hook;
   node.given_bound = old_bound;
@@ -178,8 +182,9 @@ void World::upgrade(Node& node) {
 void World::inject_fault() {
   if (active_.empty()) return;
   Node& node = *nodes_[static_cast<size_t>(active_[rng_.next() % active_.size()])];
-  // Every kind but drop-create, which follows restores and upgrades.
-  const int fault = static_cast<int>(rng_.range(0, kDropCreate - 1));
+  // Every kind but drop-create, which follows restores and upgrades, and
+  // recreate, which replaces outages.
+  int fault = static_cast<int>(rng_.range(0, kDropCreate - 1));
   const bool up = node.up;
   switch (fault) {
     case kCrash:
@@ -202,14 +207,17 @@ void World::inject_fault() {
       break;
     }
     case kStepForward:
+      if (config_.clocks_in_step) return;
       node.wall.rebase(now_);
       node.wall.base_us += rng_.range(100000, 30000000);
       break;
     case kStepBack:
+      if (config_.clocks_in_step) return;
       node.wall.rebase(now_);
       node.wall.base_us -= rng_.range(100000, 10000000);
       break;
     case kSlew:
+      if (config_.clocks_in_step) return;
       node.wall.rebase(now_);
       node.wall.rate_ppm = rng_.range(-500, 500);
       break;
@@ -221,13 +229,24 @@ void World::inject_fault() {
       // many nodes there are (every 20th draw with 1,000 nodes).
       if (++outage_draws_ % std::max(1, config_.nodes / 50) != 0) return;
       outage_until_ = std::max(outage_until_, now_ + rng_.range(lease_us_ / 2, 2 * lease_us_));
-      if (config_.registry_loses_commits && !snapshots_.empty()) {
-        // A failover to an asynchronous standby: the rows as they were.
+      if (config_.registry_recreated && rng_.chance(0.5)) {
+        // Its database or table dropped and made again (by hand, or by a
+        // worker that finds it missing): empty, another OID. Its standby has
+        // the same.
+        for (registry_row::Row& row : rows_) row = registry_row::Row{};
+        registry_.table++;
+        snapshots_.clear();
+        fault = kRecreate;
+      } else if (config_.registry_loses_commits && !snapshots_.empty()) {
+        // A failover to an asynchronous standby: the rows as they were, on
+        // its next timeline (or, in place, the same one: a snapshot started
+        // as it was).
         const int64_t lag = rng_.range(100000, lease_us_);
         auto snapshot = snapshots_.begin();
         for (auto it = snapshots_.begin(); it != snapshots_.end() && it->first <= now_ - lag; ++it)
           snapshot = it;
         rows_ = snapshot->second;
+        if (!config_.registry_reverts_in_place) registry_.timeline++;
         figures_.registry_reverts++;
       }
       break;
@@ -257,6 +276,7 @@ void World::inject_fault() {
       // What the primary's pg_snowflake/ held when the standby was made.
       standby.marks = node.marks;
       standby.vouched = node.vouched;
+      standby.history = node.history;  // pg_snowflake/registry, copied with the data directory
       standby.original_bound = std::max(node.original_bound, node.storage_bound);
       if (standby.marks)
         schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, standby.index, 0, 0,
@@ -273,7 +293,11 @@ void World::inject_fault() {
       node.original_bound = std::max(node.original_bound, node.storage_bound);
       schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
                node.original_bound);
-      node.empty_snowflake_directory();
+      {
+        const registry_history::Memory history = node.history;
+        node.empty_snowflake_directory();
+        if (config_.nodes_knew_registry) node.history = history;
+      }
       node.drop_create = rng_.chance(0.5);
       if (config_.foreign_state_files && rng_.chance(0.5)) {
         const Node& other = *nodes_[static_cast<size_t>(rng_.next() % nodes_.size())];
@@ -305,6 +329,7 @@ void World::inject_fault() {
       copy.state_foreign = node.state_foreign;
       copy.storage_bound = node.storage_bound;
       copy.marks = node.marks;
+      copy.history = node.history;
       figures_.clones++;
       schedule(rng_.range(0, 1000000), EventKind::kStart, copy.index, 0, 0, 0);
       schedule(rng_.range(lease_us_, 6 * lease_us_), EventKind::kZombieDeath, copy.index, 0, 0, 0);

@@ -25,10 +25,11 @@ namespace {
                "usage: snowflake_sim [--seed N] [--seeds K] [--nodes N] [--backends N]\n"
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
                "  [--automatic SHARE] [--registryless N] [--registry-loses-commits]\n"
-               "  [--foreign-state-files]\n"
+               "  [--foreign-state-files] [--registry-recreated] [--registry-reverts-in-place]\n"
+               "  [--clocks-in-step] [--nodes-knew-registry]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
-               "   no-sync-wait|foreign-state-trusted]\n"
+               "   no-sync-wait|foreign-state-trusted|no-history-defence|no-history-gap]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);
@@ -50,6 +51,10 @@ std::string replay_command(const Config& config) {
   }
   if (config.registry_loses_commits) command += " --registry-loses-commits";
   if (config.foreign_state_files) command += " --foreign-state-files";
+  if (config.registry_recreated) command += " --registry-recreated";
+  if (config.registry_reverts_in_place) command += " --registry-reverts-in-place";
+  if (config.clocks_in_step) command += " --clocks-in-step";
+  if (config.nodes_knew_registry) command += " --nodes-knew-registry";
   if (config.registryless >= 0) {
     std::snprintf(text, sizeof(text), " --registryless %d", config.registryless);
     command += text;
@@ -92,6 +97,14 @@ int main(int argc, char** argv) {
       config.foreign_state_files = true;
     else if (flag == "--registry-loses-commits")
       config.registry_loses_commits = true;
+    else if (flag == "--registry-recreated")
+      config.registry_recreated = true;
+    else if (flag == "--registry-reverts-in-place")
+      config.registry_reverts_in_place = true;
+    else if (flag == "--clocks-in-step")
+      config.clocks_in_step = true;
+    else if (flag == "--nodes-knew-registry")
+      config.nodes_knew_registry = true;
     else if (flag == "--registryless")
       config.registryless = std::atoi(value());
     else if (flag == "--budget-s")
@@ -141,6 +154,9 @@ int main(int argc, char** argv) {
     total.operator_bounds += figures.operator_bounds;
     total.registry_reverts += figures.registry_reverts;
     total.foreign_states += figures.foreign_states;
+    total.history_changes += figures.history_changes;
+    total.history_floors += figures.history_floors;
+    total.history_gaps += figures.history_gaps;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -192,6 +208,13 @@ int main(int argc, char** argv) {
   if (config.registry_loses_commits)
     std::printf("  failovers of the registry that lost commits: %llu\n",
                 static_cast<unsigned long long>(total.registry_reverts));
+  if (config.registry_loses_commits || config.registry_recreated)
+    std::printf(
+        "  the registry's history: %llu changes seen by nodes, %llu claims raised to the floor "
+        "after one, %llu gaps crossed by holders\n",
+        static_cast<unsigned long long>(total.history_changes),
+        static_cast<unsigned long long>(total.history_floors),
+        static_cast<unsigned long long>(total.history_gaps));
   if (config.foreign_state_files)
     std::printf("  restores with another node's pg_snowflake/: %llu\n",
                 static_cast<unsigned long long>(total.foreign_states));

@@ -1,8 +1,10 @@
 // The registry worker's messages in the simulation and the registry's
 // answers: claims and renewals (worker.cpp attempt(), claim.cpp claim()),
 // their deadlines, the replies, the release at shutdown; each lost, late or
-// applied as the faults (faults.cpp) decide. Picks are in automatic.cpp.
+// applied as the faults (faults.cpp) decide; what an answer says of the
+// registry's history (history.cpp). Picks are in automatic.cpp.
 #include <algorithm>
+#include <cstdio>
 
 #include "simulation.hpp"
 
@@ -83,12 +85,50 @@ void World::registry_claim(size_t index) {
       row.holder.timeline == request.self.timeline)
     request.self.token = row.holder.token;
   message.answer = registry_row::claim(row, request, kStartUs + now_);
+  message.registry = registry_;
+  message.registry_now_us = kStartUs + now_;
   if (message.answer.taken) {
     figures_.takeovers++;
     if (message.picked) figures_.automatic_takeovers++;
     if (node.clone_of >= 0) figures_.clone_takeovers++;
   }
   reply(node, EventKind::kWorkerReply, message.incarnation, index);
+}
+
+// check_claim and probe_history (history.cpp): the registry's identity and the
+// row before the claim against what the node remembers and last saw; a
+// change raises the floor (src/core/registry_history.hpp) and, under a lease
+// held, the gap above its cap.
+// A pick's answer is the probe of a connection: the identity alone.
+void World::check_history(Node& node, const Message& message) {
+  if (config_.mutant == Mutant::kNoHistoryDefence) return;
+  registry_history::Memory& memory = node.history;
+  const registry_history::Identity before = memory.identity;
+  unsigned change = registry_history::compare(before, message.registry);
+  memory.identity = registry_history::merge(before, message.registry);
+  const registry_row::ClaimAnswer& answer = message.answer;
+  const bool same_row = !message.is_pick && node.seen_identity == message.identity &&
+                        node.seen_table == message.registry.table;
+  change |= registry_history::row_change(
+      same_row ? node.seen_renewed_at_us : 0,
+      registry_history::RowBefore{answer.existed, answer.previous_renewed_at_us});
+  if (change != 0) {
+    figures_.history_changes++;
+    registry_history::seen_change(&memory, message.registry_now_us / 1000, config_.lease_ms,
+                                  max_lead_ms_);
+    if (config_.mutant != Mutant::kNoHistoryGap)
+      lease::gap_after_change(&node.grant, layout_.timestamp_from_unix_ms(memory.floor_ms),
+                              layout_.timestamp_of(node.state->last_id.load()));
+    if (config_.trace)
+      std::printf("  %9.3f s  history      %s sees a change (%u), floor %lld\n",
+                  static_cast<double>(now_) / 1e6, node.self.host.c_str(), change,
+                  static_cast<long long>(memory.floor_ms));
+  }
+  registry_history::seen_lease(&memory, config_.lease_ms);
+  if (message.is_pick) return;
+  node.seen_identity = message.identity;
+  node.seen_table = message.registry.table;
+  node.seen_renewed_at_us = answer.row.renewed_at_us;
 }
 
 // record_claim / record_conflict (worker.cpp), apply_inherited (claim.cpp).
@@ -98,6 +138,7 @@ void World::worker_reply(Node& node, size_t index) {
   const Message& message = messages_[index];
   if (node.request != message.request) return;  // the deadline passed first
   node.request = 0;
+  check_history(node, message);
   const registry_row::ClaimAnswer& answer = message.answer;
   if (!answer.claimed) {
     node.grant = lease::Grant{};
@@ -112,11 +153,21 @@ void World::worker_reply(Node& node, size_t index) {
   } else {
     lease::Grant& grant = node.grant;
     const bool renewal = grant.held && grant.node == message.identity && !answer.taken;
-    const int64_t inherited = config_.mutant == Mutant::kNoFloor
-                                  ? 0
-                                  : lease::floor_from_inherited(layout_, answer.inherited_ms);
+    // After a change of the registry's history, anything but a renewal starts
+    // at the floor (record_claim).
+    int64_t inherited_ms = answer.inherited_ms;
+    if (config_.mutant != Mutant::kNoHistoryDefence) {
+      const int64_t floor_ms =
+          registry_history::claim_floor_ms(node.history, inherited_ms, renewal);
+      if (floor_ms > inherited_ms && floor_ms > node.wall.at(now_) / 1000)
+        figures_.history_floors++;
+      inherited_ms = floor_ms;
+    }
+    const int64_t inherited =
+        config_.mutant == Mutant::kNoFloor ? 0 : lease::floor_from_inherited(layout_, inherited_ms);
     if (inherited > 0) node.generator->raise_floor(inherited);
     grant.floor = lease::floor_after_claim(grant.floor, renewal, inherited);
+    lease::gap_after_claim(&grant, renewal);
     grant.held = true;
     grant.node = message.identity;
     grant.valid_until_us = lease::valid_until_us(message.sent_mono, lease_us_);

@@ -1,8 +1,10 @@
 // The deterministic simulator of the registry protocol (doc/simulation.md):
 // many nodes, each with the real generator (src/core/generator.hpp), the
 // real lease decisions (src/core/lease.hpp), automatic leasing's real pick
-// (src/core/pick.hpp) and a registry that runs the real claim statement's
-// pure version (src/core/registry_row.hpp), driven through
+// (src/core/pick.hpp), a registry that runs the real claim statement's
+// pure version (src/core/registry_row.hpp) and the nodes' real defence
+// against a registry that loses its history (src/core/registry_history.hpp),
+// driven through
 // simulated time with faults. One seed, one run: the same seed and flags
 // replay it event for event.
 #pragma once
@@ -33,6 +35,8 @@ enum Fault : int {
                  // bound given), without it, or into a cluster tried out first
   kDropCreate,   // DROP EXTENSION and CREATE EXTENSION before the bound is known
                  // (after half the restores and upgrades, not drawn on its own)
+  kRecreate,     // the registry's table dropped and made again, empty: another OID
+                 // (--registry-recreated: half the registry's outages)
   kFaultKinds
 };
 const char* fault_name(int fault);
@@ -55,6 +59,11 @@ enum class Mutant {
   kNoDropMark,           // a drop while the bound is not known marks nothing
   kNoSyncWait,           // a bound used before the synchronous standby has it
   kForeignStateTrusted,  // a start trusts another system's state file (before issue 37)
+  // The nodes' defence against a registry that loses its history
+  // (src/core/registry_history.hpp), seen with --registry-recreated and
+  // --registry-loses-commits:
+  kNoHistoryDefence,  // no change of the registry's history is seen: no floor, no gap (1.6)
+  kNoHistoryGap,      // a holder that sees a change goes on above its cap (1.7)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -84,6 +93,20 @@ struct Config {
   // unknown until an operator gives it (the mutant foreign-state-trusted
   // trusts it, and issues the node's IDs again; doc/simulation.md).
   bool foreign_state_files = false;
+  // Half the registry's outages drop its table and make it again, empty
+  // (another OID): the leases in it are forgotten while their holders issue.
+  bool registry_recreated = false;
+  // A failover of the registry that loses commits keeps its timeline (a
+  // snapshot started as it was): only the nodes that saw a row lost see it.
+  bool registry_reverts_in_place = false;
+  // Wall clocks stay in step with the registry's: within lease / 20 of it, no
+  // clock steps or slews (the history floor's assumption).
+  bool clocks_in_step = false;
+  // No node reaches the registry for the first time after a change of its
+  // history (the case the defence does not cover): every node remembers the
+  // registry's first identity from its creation, and restores and upgrades
+  // keep what it remembers (pg_snowflake/registry).
+  bool nodes_knew_registry = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -108,6 +131,9 @@ struct Figures {
   uint64_t operator_bounds = 0;      // bounds an operator gave to a node that refused IDs
   uint64_t registry_reverts = 0;     // failovers of the registry that lost commits
   uint64_t foreign_states = 0;       // restores with another node's pg_snowflake/
+  uint64_t history_changes = 0;      // changes of the registry's history nodes saw
+  uint64_t history_floors = 0;       // claims raised to a history floor
+  uint64_t history_gaps = 0;         // gaps a holder crossed after a change
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

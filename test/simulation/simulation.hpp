@@ -50,6 +50,7 @@ class World {
   void registry_pick(size_t index);
   void worker_picked(Node& node, size_t index);
   void worker_reply(Node& node, size_t index);
+  void check_history(Node& node, const Message& message);
   void release(Node& node);
   void registry_release(size_t index);
   void operator_bound(Node& node, int64_t bound);
@@ -60,6 +61,8 @@ class World {
   void upgrade(Node& node);
   void new_server(Node& node);
   int64_t node_field(const Node& node) const;
+  // How far a node's wall clock starts from the registry's (either way).
+  int64_t wall_spread_us() const { return config_.clocks_in_step ? lease_us_ / 20 : 1000000; }
   void note(const std::string& what);
   void dispatch(const Event& event);
   void schedule_fault();
@@ -79,6 +82,9 @@ class World {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<int> active_;              // nodes faults may hit (not zombies)
   std::vector<registry_row::Row> rows_;  // by node field: (datacenter_id, worker_id)
+  // The registry's identity: its timeline moves at a failover that loses
+  // commits, its table's OID when the table is made again.
+  registry_history::Identity registry_{1, 1, 1};
   // --registry-loses-commits: the rows as the registry's asynchronous standby
   // has them, every 100 ms of the last lease (oldest first).
   std::deque<std::pair<int64_t, std::vector<registry_row::Row>>> snapshots_;

@@ -67,12 +67,13 @@ Node& World::add_node(int configured, const std::string& system, int64_t timelin
   // Clocks: the wall clock off by up to a second, both drifting (the lease
   // clock by at most 100 ppm against the registry's: doc/simulation.md).
   node->wall.base_true_us = now_;
-  node->wall.base_us = kStartUs + now_ + rng_.range(-1000000, 1000000);
+  node->wall.base_us = kStartUs + now_ + rng_.range(-wall_spread_us(), wall_spread_us());
   node->wall.rate_ppm = rng_.range(-200, 200);
   node->mono.base_true_us = now_;
   node->mono.base_us = rng_.range(0, 1000000000);
   node->mono.rate_ppm = rng_.range(-100, 100);
   node->backends.resize(static_cast<size_t>(config_.backends));
+  if (config_.nodes_knew_registry) node->history.identity = registry_history::Identity{1, 1, 1};
   nodes_.push_back(std::move(node));
   active_.push_back(nodes_.back()->index);
   return *nodes_.back();
@@ -172,6 +173,7 @@ void World::start(Node& node) {
   node.grant = lease::Grant{};
   node.request = 0;
   node.pick_round = 0;
+  node.seen_identity = -1;  // the worker's memory; pg_snowflake/registry stays
   node.next_attempt_mono = mono(node);
   schedule(0, EventKind::kWorkerTick, node.index, 0, node.incarnation, 0);
   for (int b = 0; b < config_.backends; b++)
@@ -195,6 +197,17 @@ void World::backend_check(Node& node, int b) {
     return;
   }
   node.backends[static_cast<size_t>(b)].node = node_field(node);
+  // cross_gap (lease.cpp): once the node's IDs may reach the gap after a change
+  // of the registry's history, the generator goes on at its end.
+  if (node.grant.gap_until > 0) {
+    const int64_t last = layout_.timestamp_of(node.state->last_id.load());
+    const int64_t reach =
+        layout_.timestamp_from_unix_ms(node.wall.at(now_) / 1000 + max_lead_ms_) + 1;
+    if (lease::must_cross_gap(node.grant, last, reach)) {
+      node.generator->raise_floor(node.grant.gap_until);
+      figures_.history_gaps++;
+    }
+  }
   schedule(step_delay(node), EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
 }
 
@@ -312,11 +325,16 @@ void World::backend_confirm(Node& node, int b) {
   if (config_.mutant == Mutant::kNoFloorCheck) grant.floor = 0;
   if (node.registryless) {
     emit(node, backend);
-  } else if (lease::may_return(grant, mono(node), backend.node, backend.timestamp) ==
-             lease::Verdict::kAllowed) {
-    emit(node, backend);
   } else {
-    figures_.refused++;
+    const lease::Verdict verdict =
+        lease::may_return(grant, mono(node), backend.node, backend.timestamp);
+    if (verdict == lease::Verdict::kAllowed) {
+      emit(node, backend);
+    } else {
+      // A race with cross_gap: the next reservation lies above the gap.
+      if (verdict == lease::Verdict::kInGap) node.generator->raise_floor(grant.gap_until);
+      figures_.refused++;
+    }
   }
   schedule(rng_.exponential(config_.gap_ms * 1000), EventKind::kBackendCheck, node.index, b,
            node.incarnation, 0);

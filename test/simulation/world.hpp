@@ -12,6 +12,7 @@
 #include "generator.hpp"
 #include "lease.hpp"
 #include "pick.hpp"
+#include "registry_history.hpp"
 #include "registry_row.hpp"
 #include "rng.hpp"
 #include "sim.hpp"
@@ -71,6 +72,9 @@ struct Node {
   bool vouched = false;  // a vouch for the extension in place (pg_snowflake/created.*)
   bool given = false;    // pg_snowflake/given, from Debian's pg_upgradecluster hook
   int64_t given_bound = 0;
+  // pg_snowflake/registry: what the node remembers of the registry's history
+  // (src/pg/registry/history.cpp).
+  registry_history::Memory history;
   // A data directory that arrives without pg_snowflake/ (a restore, a copy,
   // pg_upgrade's new cluster).
   void empty_snowflake_directory() {
@@ -80,6 +84,7 @@ struct Node {
     marks = false;
     vouched = false;
     given = false;
+    history = registry_history::Memory{};
   }
   bool drop_create = false;          // the next start: DROP and CREATE EXTENSION before the check
   bound::Written replayed{0, true};  // its standby's state file, replayed with a lag
@@ -92,6 +97,10 @@ struct Node {
   int64_t next_attempt_mono = 0;
   uint64_t request = 0;  // the request in flight (0: none)
   int pick_round = 0;    // automatic: claims lost in this round (automatic::kPickAttempts)
+  // What the worker last saw of the row it claims (history.cpp's row_seen).
+  int seen_identity = -1;
+  int64_t seen_renewed_at_us = 0;
+  int64_t seen_table = 0;
   int64_t request_sent_mono = 0;
   // Faults pending on this node.
   int64_t partitioned_until = 0;
@@ -154,6 +163,10 @@ struct Message {
   int64_t renewed_at_us = 0;
   int64_t release_ms = 0;
   registry_row::ClaimAnswer answer;
+  // The registry's identity and clock when it answered (the probe at
+  // connection, and the table's OID the claim returns).
+  registry_history::Identity registry;
+  int64_t registry_now_us = 0;
 };
 
 }  // namespace snowflake::sim

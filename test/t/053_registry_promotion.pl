@@ -103,8 +103,9 @@ is( $r->{message},
 like($r->{detail},
 	qr/:${\ $standby->port } \(data directory \Q${\ $standby->data_dir }\E, system identifier $system_identifier, timeline 2\)/,
 	'old primary: the detail names the promoted standby');
-like($r->{hint}, qr/a standby was promoted in this node's place/,
-	'old primary: the hint says a standby was promoted in its place');
+like($r->{hint},
+	qr/either a standby promoted in this node's place \(then this node is the old primary: stop it, or rebuild it as a standby of the new primary\), or a restored backup or copy of this node started with its configuration/,
+	'old primary: the hint says a standby may have been promoted in its place (or a copy started)');
 my $again = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
 cmp_ok($again, '>', $promoted_id, 'the promoted standby keeps issuing');
 

@@ -156,7 +156,7 @@ ok(wait_for_warnings($HISTORY, 1), 'a WARNING says the registry\'s history chang
 is(warnings_of($HISTORY), 1, 'one');
 like(
 	slurp_file($node->logfile),
-	qr/$HISTORY: it is system identifier (\d+), timeline 2, and was system identifier \1, timeline 1\n.*DETAIL:  The registry \(.*\) failed over or was restored since/,
+	qr/$HISTORY: it is system identifier (\d+), timeline 2, table OID (\d+), and was system identifier \1, timeline 1, table OID \2\n.*DETAIL:  The registry \(.*\) failed over, was restored, or its table was dropped and made again since/,
 	'it names the timelines, and says what happened');
 SnowflakeTest::wait_for_registry($node,
 	"state = 'held' AND registry_durability = 'no standby'",

@@ -9,7 +9,7 @@
 #
 # B saw the registry's history change (timeline 1, then 2) before it claimed,
 # so it starts at least a lease (the registry's longest) plus its max_lead
-# after it saw the change (src/pg/registry/durability.cpp): above the
+# after it saw the change (src/core/registry_history.hpp): above the
 # ids_before of A's last renewal, which only the lost primary had, and above
 # every ID A issued. Without that floor B would start at its clock, below
 # what A may still issue.

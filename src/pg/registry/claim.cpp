@@ -107,6 +107,7 @@ void describe_self(Self* self) {
 Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, ClaimResult* out,
             char* error) {
   char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24], token[24];
+  const char* table = with_table("{table}");
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
@@ -126,9 +127,10 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
                                     lease,
                                     ids_before,
                                     window,
-                                    token};
+                                    token,
+                                    table};
   out->sent_us = lease_clock_us();
-  PGresult* result = run(with_table(kClaim), 11, parameters, error);
+  PGresult* result = run(with_table(kClaim), 12, parameters, error);
   if (result == nullptr) return Claim::kFailed;
   if (PQntuples(result) != 1) {
     PQclear(result);
@@ -148,6 +150,14 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
                  PQgetisnull(result, 0, 9) ? "" : PQgetvalue(result, 0, 9));
   out->ids_before_ms =
       PQgetisnull(result, 0, 10) ? -1 : strtoll(PQgetvalue(result, 0, 10), nullptr, 10);
+  out->table = strtoll(PQgetvalue(result, 0, 11), nullptr, 10);
+  out->existed = strcmp(PQgetvalue(result, 0, 12), "t") == 0;
+  // An infinite renewed_at (a row an administrator reserved) is never older.
+  out->previous_renewed_at_us = !out->existed ? 0
+                                : PQgetisnull(result, 0, 13)
+                                    ? INT64_MAX
+                                    : strtoll(PQgetvalue(result, 0, 13), nullptr, 10);
+  out->now_us = strtoll(PQgetvalue(result, 0, 14), nullptr, 10);
   const bool claimed = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
   PQclear(result);
   return claimed ? Claim::kClaimed : Claim::kTaken;

@@ -30,6 +30,11 @@ struct ClaimResult {
   int64_t sent_us;             // lease_clock_us() when the statement was sent
   int64_t ids_before_ms;       // the row's ids_before once claimed (ms since 1970)
   char taken_from[kHostSize];  // a takeover: the previous holder's host, else ""
+  // What the node compares with what it saw before (history.cpp).
+  int64_t table;                   // the registry table's OID
+  bool existed;                    // the row existed before the statement
+  int64_t previous_renewed_at_us;  // its renewed_at then (µs since 1970, 0: none)
+  int64_t now_us;                  // the registry's now() (µs since 1970)
 };
 
 // Claims or renews (datacenter_id, worker_id) for `self`: kClaimed (with the

@@ -19,36 +19,18 @@
 //     checkpoint's). Standbys streaming
 //     with none synchronous ("asynchronous standbys") is a WARNING, once per
 //     change, and shows in snowflake_registry_status;
-//   - another system identifier or timeline than the last probe's of the same
-//     snowflake.registry is a WARNING too: the registry failed over or was
-//     restored since, and what it says now is trusted only as far as it kept
-//     its commits; the claims that follow start above a floor (below).
-// After a change of history. The registry may have forgotten renewals it
-// acknowledged before: a row that looks expired or stale while its holder
-// still issues under the lease it renewed, with an ids_before below that
-// holder's last. Every renewal it forgot was acknowledged before this worker
-// saw the change, so that holder's IDs lie below (the time the change was
-// seen) + (its lease) + (its snowflake.max_lead) + 1 ms, on clocks in step.
-// So from then on, every identity this node claims other than by renewing
-// the lease it holds (a takeover, a new claim, its own identity claimed back)
-// starts at least there, the registry's longest lease (at most an hour) and
-// this node's max_lead standing for the holder's (worker.cpp, record_claim).
-// It only raises floors; once that time has passed it changes nothing. It
-// covers the nodes that saw the change, not a holder renewing a row whose
-// takeover the registry forgot, nor a node that first reaches the registry
-// after the change.
+//   - its system identifier and timeline are kept in the View's facts, where
+//     history.cpp compares them (with the registry table's OID) with what the
+//     node remembers: a change of the registry's history.
 //
-// What it cannot see: a registry restored to an earlier point on the same
-// timeline (a file-system snapshot started as is), a failover that happened
-// while this node was down or not yet connected (the probes compare within
-// one running server), and which standby a failover will promote when some
-// stream synchronously and others not.
+// What it cannot see: which standby a failover will promote when some stream
+// synchronously and others not. (What a change of the registry's history
+// does, and what the nodes cannot see of it: history.cpp.)
 #include "durability.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-#include "../../core/clock.hpp"
 #include "../settings.hpp"
 #include "../text.hpp"
 #include "client.hpp"
@@ -58,7 +40,6 @@ namespace snowflake::pg::registry {
 namespace {
 
 constexpr int64_t kLongestProbeIntervalUs = 60 * 1000 * 1000;
-constexpr int64_t kLongestLeaseMs = 60 * 60 * 1000;
 
 bool blank(const char* text) {
   for (const char* p = text; *p != '\0'; p++)
@@ -104,21 +85,6 @@ void log_durability(Durability before, const RegistryFacts& facts, const char* s
                     durability_name(facts.durability) != nullptr ? durability_name(facts.durability)
                                                                  : "of unknown durability")));
   }
-}
-
-// The longest lease of the registry's rows (ms), at most an hour (the
-// longest snowflake.registry_lease); 0 if none.
-bool longest_lease(int64_t* lease_ms, char* error) {
-  PGresult* result =
-      run(with_table("SELECT (extract(epoch FROM max(expires_at - renewed_at))::numeric\n"
-                     "    * 1000::numeric)::bigint\n"
-                     "  FROM {table} WHERE isfinite(expires_at) AND isfinite(renewed_at)"),
-          0, nullptr, error);
-  if (result == nullptr) return false;
-  *lease_ms = PQgetisnull(result, 0, 0) ? 0 : strtoll(PQgetvalue(result, 0, 0), nullptr, 10);
-  *lease_ms = std::clamp<int64_t>(*lease_ms, 0, kLongestLeaseMs);
-  PQclear(result);
-  return true;
 }
 
 }  // namespace
@@ -200,33 +166,6 @@ bool probe_durability(RegistryFacts* facts, char* error) {
 
   char server[kHostSize];
   describe_server(server, sizeof(server));
-  // Its history: compared only when both probes could read it.
-  const bool other_system = system_identifier[0] != '\0' && facts->system_identifier[0] != '\0' &&
-                            strcmp(system_identifier, facts->system_identifier) != 0;
-  const bool other_timeline = timeline != 0 && facts->timeline != 0 && timeline != facts->timeline;
-  if (other_system || other_timeline) {
-    facts->history_changed_at = GetCurrentTimestamp();
-    int64_t longest_lease_ms = 0;
-    if (!longest_lease(&longest_lease_ms, error)) return false;
-    facts->history_floor_ms = unix_time_ms() +
-                              std::max<int64_t>(longest_lease_ms, settings.registry_lease_ms) +
-                              settings.max_lead_ms + 1;
-    ereport(WARNING,
-            (errmsg("the snowflake registry's history changed: it is system identifier %s, "
-                    "timeline %lld, and was system identifier %s, timeline %lld",
-                    system_identifier[0] != '\0' ? system_identifier : "(unknown)",
-                    static_cast<long long>(timeline), facts->system_identifier,
-                    static_cast<long long>(facts->timeline)),
-             errdetail("The registry (%s) failed over or was restored since this node last asked "
-                       "it. Its leases and the floors read from it (ids_before) are trusted only "
-                       "as far as it kept the commits it acknowledged before.",
-                       server),
-             errhint("If it failed over to an asynchronous standby or was restored to an earlier "
-                     "point, a node that takes an identity over may start below IDs already "
-                     "issued; see \"What it must keep\" in doc/registry.md. This node starts "
-                     "every identity it claims from now on at %s or later.",
-                     timestamp_text(timestamptz_from_unix_ms(facts->history_floor_ms)))));
-  }
   if (system_identifier[0] != '\0')
     strlcpy(facts->system_identifier, system_identifier, sizeof(facts->system_identifier));
   if (timeline != 0) facts->timeline = timeline;

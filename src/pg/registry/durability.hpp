@@ -13,10 +13,9 @@ const char* durability_name(Durability durability);
 
 // Asks the registry over the open connection what it can lose, and updates
 // `facts` (the View's): a WARNING, once per change, when it streams only to
-// asynchronous standbys, and when its system identifier or timeline differs
-// from the last probe's (a failover or a restore happened since: then also
-// facts->history_floor_ms, the floor of later claims). false with
-// the reason in `error` if a statement failed (the caller disconnects).
+// asynchronous standbys; its system identifier and timeline, where the role
+// may read them, go to `facts` for history.cpp to compare. false with the
+// reason in `error` if a statement failed (the caller disconnects).
 bool probe_durability(RegistryFacts* facts, char* error);
 
 // How often a connected worker probes again: every lease, at most once a

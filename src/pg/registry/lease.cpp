@@ -6,7 +6,9 @@
 // in claim.cpp ("The rule that keeps a takeover apart").
 #include <algorithm>
 
+#include "../../core/clock.hpp"
 #include "../../core/lease.hpp"
+#include "../node.hpp"
 #include "../settings.hpp"
 #include "../time.hpp"
 #include "registry.hpp"
@@ -30,6 +32,11 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
   const bool same_place = same_system && other.timeline == mine.timeline &&
                           strcmp(other.host, mine.host) == 0 &&
                           strcmp(other.data_directory, mine.data_directory) == 0;
+  // The holder's lease, as its row says (an administrator's reserved row has none).
+  const int64_t holder_lease_ms =
+      TIMESTAMP_NOT_FINITE(other.expires_at) || TIMESTAMP_NOT_FINITE(other.renewed_at)
+          ? settings.registry_lease_ms
+          : (other.expires_at - other.renewed_at) / 1000;
   ereport(
       ERROR,
       (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -49,9 +56,16 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
                             "gone without a clean shutdown, this node takes the identity over once "
                             "its row has not been renewed for two thirds of its lease.")
        : same_system && other.timeline > mine.timeline
-           ? errhint("The other node has this node's system identifier on a later timeline: "
-                     "a standby was promoted in this node's place. Stop this node, or rebuild "
-                     "it as a standby of the new primary.")
+           ? errhint("The node at %s (data directory %s) has this node's system identifier on a "
+                     "later timeline: either a standby promoted in this node's place (then this "
+                     "node is the old primary: stop it, or rebuild it as a standby of the new "
+                     "primary), or a restored backup or copy of this node started with its "
+                     "configuration (then stop that one, or give it another snowflake.worker_id "
+                     "or snowflake.registry). Once the node at %s stops, this node takes the "
+                     "identity back when its lease runs out, at most %lld ms after its last "
+                     "renewal, and issues above its IDs.",
+                     other.host, other.data_directory, other.host,
+                     static_cast<long long>(holder_lease_ms))
        : same_system && other.timeline < mine.timeline
            ? errhint("This node continues the timeline of the node that holds it, which still "
                      "renews its lease: this node is a restored backup or a copy of a running "
@@ -120,6 +134,41 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
                      timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.floor)))),
            errhint("Try again: the next IDs lie above the floor.")));
   pg_unreachable();
+}
+
+[[noreturn]] void refuse_in_gap(int64_t timestamp) {
+  View view;
+  read_view(&view, sizeof(View));
+  const Layout& layout = settings.layout;
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake IDs reserved before the registry's changed history was seen were "
+                  "not returned"),
+           errdetail("The IDs are of %s. The registry's history changed at %s while this node "
+                     "held datacenter_id %d, worker_id %d: a node that took the identity over in "
+                     "the history the registry forgot may have issued IDs from %s (this node's "
+                     "limit then) up to %s, so this node issues none there.",
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(timestamp))),
+                     registry_time(view.registry.history_changed_at), view.datacenter_id,
+                     view.worker_id,
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.gap_from))),
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.gap_until)))),
+           errhint("Try again: the next IDs lie at or above %s.",
+                   timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.gap_until))))));
+  pg_unreachable();
+}
+
+// After a change of the registry's history seen while this node holds its
+// lease: once its IDs may reach the gap above its old cap, the generator
+// continues at the gap's end (lease::must_cross_gap; history.cpp).
+void cross_gap(const View& view) {
+  Generator* generator = node_generator();
+  if (generator == nullptr) return;
+  const Layout& layout = settings.layout;
+  const int64_t last = layout.timestamp_of(generator->state().last_id.load());
+  const int64_t reach = layout.timestamp_from_unix_ms(unix_time_ms() + settings.max_lead_ms) + 1;
+  if (lease::must_cross_gap(grant_of(view, true), last, reach))
+    generator->raise_floor(view.gap_until);
 }
 
 [[noreturn]] void refuse_released(const View& view) {
@@ -216,6 +265,7 @@ int64_t registered_node() {
     const bool current = view_is_current(view);
     if (view_allows(view, now_us, wanted)) {
       if (sleeping) ConditionVariableCancelSleep();
+      if (unlikely(view.gap_until > 0)) cross_gap(view);
       return view.node;
     }
     if (!current && now_us < give_up_us) {
@@ -264,6 +314,11 @@ void confirm_registered_node(int64_t node, int64_t timestamp) {
         refuse_ids_before(timestamp);
       case lease::Verdict::kBelowFloor:
         refuse_below_floor(timestamp);
+      case lease::Verdict::kInGap:
+        // A race with cross_gap(): the next reservation lies above the gap.
+        if (Generator* generator = node_generator(); generator != nullptr)
+          generator->raise_floor(view.gap_until);
+        refuse_in_gap(timestamp);
       default:
         break;
     }
@@ -272,9 +327,45 @@ void confirm_registered_node(int64_t node, int64_t timestamp) {
   }
 }
 
+namespace {
+
+// The generator waits at the end of the gap after a change of the registry's
+// history (cross_gap raised it there), further ahead of the clock than
+// max_lead: say so rather than "clock moved backwards".
+void explain_gap(const View& view, int64_t last_timestamp, int64_t clock) {
+  const Layout& layout = settings.layout;
+  if (view.state != State::kHeld || view.gap_until <= 0 || last_timestamp != view.gap_until - 1 ||
+      layout.start_ms(view.gap_until) - clock <= settings.max_lead_ms)
+    return;
+  const int64_t epoch_ms = layout.epoch_ms();
+  const int64_t from = layout.start_ms(view.gap_until) - settings.max_lead_ms;
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake identity datacenter_id %d, worker_id %d skips the IDs a holder the "
+                  "registry forgot may have issued, up to %s",
+                  view.datacenter_id, view.worker_id,
+                  timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.gap_until)))),
+           errdetail("The registry's history changed at %s while this node held the identity: it "
+                     "issues no ID between %s, its limit then, and %s. IDs are issued from %s, "
+                     "when this node's clock (now %s) is within snowflake.max_lead (%d ms) of "
+                     "that time; that is %lld ms from now.",
+                     registry_time(view.registry.history_changed_at),
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.gap_from))),
+                     timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(view.gap_until))),
+                     timestamp_text(timestamptz_from_unix_ms(from + epoch_ms)),
+                     timestamp_text(timestamptz_from_unix_ms(clock + epoch_ms)),
+                     settings.max_lead_ms, static_cast<long long>(from - clock)),
+           errhint("Wait until then; see \"What it must keep\" in doc/registry.md. With "
+                   "snowflake.max_lead >= snowflake.registry_lease a holder goes past the gap "
+                   "without waiting.")));
+}
+
+}  // namespace
+
 void explain_clock_behind(int64_t last_timestamp, int64_t clock) {
   View view;
   read_view(&view, sizeof(View));
+  explain_gap(view, last_timestamp, clock);
   // Only while the generator has issued nothing at or above the floor.
   const Layout& layout = settings.layout;
   if (view.state != State::kHeld || view.floor <= 0 || last_timestamp >= view.floor ||

@@ -54,12 +54,15 @@ constexpr char kAddColumns[] =
 // only when it is expired. Every claimant but the same holder gets the
 // largest ids_before of the holders before it. `previous` (the row as it
 // was: the CTEs share one snapshot) names the node a takeover was taken
-// from.
+// from, and says whether the row existed and when it was renewed last; with
+// the OID of the table ($12, its name) and the registry's clock, what the
+// node compares with what it saw before (src/core/registry_history.hpp: a row gone or older,
+// another table, is a change of the registry's history).
 constexpr char kClaim[] =
     "WITH previous AS (\n"
     "  SELECT host, system_identifier = $3::numeric AND timeline = $4::bigint\n"
     "      AND host = $5::text AND data_directory = $6::text AND token = $11::bigint\n"
-    "      AS same_holder\n"
+    "      AS same_holder, renewed_at\n"
     "    FROM {table} WHERE datacenter_id = $1::integer AND worker_id = $2::integer),\n"
     "claim AS (\n"
     "  INSERT INTO {table} AS r (datacenter_id, worker_id, system_identifier,\n"
@@ -128,7 +131,11 @@ constexpr char kClaim[] =
     "        * 1000::numeric)::bigint END,\n"
     "    CASE WHEN claimed THEN (SELECT host FROM previous WHERE NOT same_holder) END,\n"
     "    CASE WHEN claimed THEN floor(extract(epoch FROM\n"
-    "      least(ids_before, timestamptz '100000-01-01'))::numeric * 1000::numeric)::bigint END\n"
+    "      least(ids_before, timestamptz '100000-01-01'))::numeric * 1000::numeric)::bigint END,\n"
+    "    $12::regclass::oid::bigint, EXISTS (SELECT FROM previous),\n"
+    "    (SELECT CASE WHEN isfinite(renewed_at) THEN (extract(epoch FROM renewed_at)::numeric\n"
+    "       * 1000000::numeric)::bigint END FROM previous),\n"
+    "    (extract(epoch FROM now())::numeric * 1000000::numeric)::bigint\n"
     "  FROM (SELECT true AS claimed, * FROM claim\n"
     "        UNION ALL\n"
     "        SELECT false, * FROM {table}\n"

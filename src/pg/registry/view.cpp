@@ -20,7 +20,7 @@
 // The seqlock. The worker makes changecount odd, copies the View in, makes
 // changecount even again, and broadcasts the condition variable. Readers copy
 // the part they need between two reads of changecount and retry if it was odd
-// or moved, so they take no lock. issue() reads the hot part (seven words) this
+// or moved, so they take no lock. issue() reads the hot part (nine words) this
 // way twice per call, before and after its reservation; without a registry it
 // reads none (issuing_node() in registry.hpp).
 #include "view.hpp"

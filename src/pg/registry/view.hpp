@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "../../core/lease.hpp"
+#include "../../core/registry_history.hpp"
 #include "../postgres.hpp"
 #include "../time.hpp"
 
@@ -57,23 +58,26 @@ enum class Durability : int32 {
   kInRecovery,    // it is a standby itself (it takes no claim)
 };
 
-// The registry as the worker's probes saw it; kept across reset_view(), cleared
-// when the registry changes (snowflake.registry) or is turned off.
+// The registry as the worker's probes saw it; kept across reset_view(). The
+// probes' facts are cleared when the registry changes (snowflake.registry) or
+// is turned off; its history is not (history.cpp: another registry is a
+// change of it).
 struct RegistryFacts {
   Durability durability;
   int32 standbys;  // rows of its pg_stat_replication, -1 if unknown
-  // Its pg_control_system() and pg_control_checkpoint() at the last probe
-  // ("" and 0 when unknown: not probed, or not executable by the role).
+  // Its pg_control_system() and timeline at the last probe ("" and 0 when
+  // unknown: not probed, or not executable by the role).
   char system_identifier[kSystemIdentifierSize];
   int64 timeline;
-  // When a probe last found another system identifier or timeline than the
-  // one before (a failover or a restore of the registry), 0 if never.
+  // What this node remembers of the registry's history (history.cpp), read
+  // from pg_snowflake/registry once per shared-memory initialization
+  // (history_loaded): its identity, the floor of claims after a change.
+  bool history_loaded;
+  bool history_unreadable;  // the file could not be read: a change at the first probe
+  registry_history::Memory history;
+  // When a change of its history was last seen (the registry's clock), 0 if
+  // never: history.changed_at_ms for snowflake_registry_status.
   TimestampTz history_changed_at;
-  // Since then, the floor (ms since 1970, 0: none) of every identity this
-  // node claims other than by renewing the lease it holds: above every ID a
-  // holder whose renewals the registry forgot may still issue
-  // (durability.cpp, "After a change of history").
-  int64 history_floor_ms;
 };
 
 // A registry time as text; 0 (no such time) is "(never)".
@@ -94,6 +98,10 @@ struct View {
   // The floor inherited at the last takeover (a timestamp of the layout, 0 if
   // none): every ID returned lies at or above it (lease::may_return).
   int64 floor;
+  // After a change of the registry's history seen while held (history.cpp):
+  // no ID of a unit in [gap_from, gap_until) is returned (0, 0: none).
+  int64 gap_from;
+  int64 gap_until;
   // The rest, for errors and snowflake_registry_status().
   Holder mine;  // this node's row (kHeld); its identity also when contested
   int32 datacenter_id;
@@ -117,6 +125,8 @@ inline lease::Grant grant_of(const View& view, bool current) {
   grant.valid_until_us = view.valid_until_us;
   grant.ids_before = view.ids_before;
   grant.floor = view.floor;
+  grant.gap_from = view.gap_from;
+  grant.gap_until = view.gap_until;
   return grant;
 }
 

@@ -46,9 +46,11 @@
 //
 // Durability. The worker also asks the registry, at every connection and then
 // every lease, what it can lose of what it acknowledged, and warns when a
-// failover of it may lose claims and renewals; after a change of the
-// registry's history, a claim that is not a renewal starts above a floor
-// (record_claim; durability.cpp states why).
+// failover of it may lose claims and renewals (durability.cpp). It compares
+// the registry's identity and the rows it answers with what the node
+// remembers (history.cpp); after a change of the registry's history, a claim
+// that is not a renewal starts above a floor (record_claim), and a lease held
+// skips the gap above its cap (src/core/registry_history.hpp states why).
 #include <algorithm>
 
 #include "../../core/clock.hpp"
@@ -64,6 +66,7 @@
 #include "claim.hpp"
 #include "client.hpp"
 #include "durability.hpp"
+#include "history.hpp"
 #include "registry.hpp"
 #include "view.hpp"
 
@@ -163,18 +166,31 @@ void record_claim(const Self& self, int datacenter_id, int worker_id, const Clai
                           view.worker_id == worker_id;
   if (!same_lease) view.floor_host[0] = '\0';
   // After the registry's history changed, anything but a renewal starts above
-  // what a holder whose renewals it forgot may issue (durability.cpp).
+  // what a holder whose renewals it forgot may issue; a renewal keeps the gap
+  // (src/core/registry_history.hpp; history.cpp).
   ClaimResult result = claimed;
-  if (!same_lease && view.registry.history_floor_ms > result.inherited_ms) {
-    result.inherited_ms = view.registry.history_floor_ms;
-    if (result.inherited_ms > unix_time_ms())
+  const bool renewal = same_lease && claimed.taken_from[0] == '\0';
+  const int64_t history_floor =
+      registry_history::claim_floor_ms(view.registry.history, result.inherited_ms, renewal);
+  if (history_floor > result.inherited_ms) {
+    result.inherited_ms = history_floor;
+    if (result.inherited_ms > unix_time_ms()) {
+      // Whom this node's IDs wait for (explain_clock_behind names it).
+      if (result.taken_from[0] == '\0')
+        strlcpy(result.taken_from, "a holder the registry may have forgotten",
+                sizeof(result.taken_from));
       ereport(LOG, (errmsg("snowflake registry: claiming datacenter_id %d, worker_id %d above %s, "
                            "as the registry's history changed at %s",
                            datacenter_id, worker_id,
                            timestamp_text(timestamptz_from_unix_ms(result.inherited_ms)),
                            registry_time(view.registry.history_changed_at))));
+    }
   }
   apply_inherited(result, same_lease, &view);
+  if (!renewal) {
+    view.gap_from = 0;  // lease::gap_after_claim: the floor covers it
+    view.gap_until = 0;
+  }
   view.state = State::kHeld;
   view.datacenter_id = datacenter_id;
   view.worker_id = worker_id;
@@ -233,7 +249,7 @@ void attempt() {
   // What the registry can lose (durability.cpp): at every connection, then
   // every lease at most once a minute.
   if (new_connection || lease_clock_us() >= worker.next_probe_us) {
-    if (!probe_durability(&worker.view.registry, error)) {
+    if (!probe_durability(&worker.view.registry, error) || !probe_history(&worker.view, error)) {
       disconnect();
       record_failure(error);
       publish();
@@ -247,9 +263,11 @@ void attempt() {
     switch (claim(self, datacenter_id, settings.worker_id,
                   cap_of(datacenter_id, settings.worker_id), &result, error)) {
       case Claim::kClaimed:
+        check_claim(&worker.view, datacenter_id, settings.worker_id, result);
         record_claim(self, datacenter_id, settings.worker_id, result);
         break;
       case Claim::kTaken:
+        check_claim(&worker.view, datacenter_id, settings.worker_id, result);
         record_conflict(self, datacenter_id, settings.worker_id, result);
         break;
       case Claim::kRace:
@@ -290,10 +308,13 @@ void attempt() {
     switch (
         claim(self, datacenter_id, worker_id, cap_of(datacenter_id, worker_id), &result, error)) {
       case Claim::kClaimed:
+        check_claim(&worker.view, datacenter_id, worker_id, result);
         record_claim(self, datacenter_id, worker_id, result);
         publish();
         return;
       case Claim::kTaken:
+        check_claim(&worker.view, datacenter_id, worker_id, result);
+        [[fallthrough]];
       case Claim::kRace:
         // Stop using a leased identity that someone else now holds at once.
         if (worker.view.state == State::kHeld && worker.view.datacenter_id == datacenter_id &&
@@ -330,9 +351,15 @@ void retarget() {
 }
 
 // Another registry, or none: what the probes found of the last one no longer
-// applies, and its history is not this one's.
+// applies. What this node remembers of its history stays: the next registry
+// is compared with it (history.cpp).
 void forget_registry() {
-  worker.view.registry = RegistryFacts{};
+  RegistryFacts& facts = worker.view.registry;
+  facts.durability = Durability::kUnknown;
+  facts.standbys = 0;
+  facts.system_identifier[0] = '\0';
+  facts.timeline = 0;
+  forget_rows_seen();
   worker.next_probe_us = 0;
 }
 
@@ -434,6 +461,8 @@ void snowflake_registry_main(Datum) {
 
   // The View survives a restart of this worker: a lease held stays held.
   read_view(&worker.view, sizeof(View));
+  // What the node remembers of the registry's history (history.cpp).
+  load_history(&worker.view);
   worker.logged = worker.view.state;
   worker.logged_node = worker.view.node;
   retarget();
