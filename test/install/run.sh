@@ -185,6 +185,11 @@ archives_of() { apt list --installed "$1" 2>/dev/null | sed -n "s|^$1/\([^ ]*\) 
 scenario_experimental_19() {
     section "PostgreSQL 19 installed as Debian's wiki says: apt-get install -t experimental postgresql-19"
     remove_snowflake
+    # A forky machine has perl (priority standard); a minimal root has only
+    # perl-base, and experimental's perl, newer, does not go with forky's
+    # modules that postgresql-common needs.
+    apt-get update -qq
+    apt_install perl
     echo "deb $(root_mirror) experimental main" >/etc/apt/sources.list.d/experimental.list
     apt-get update -qq
     # As the user types it: with its Recommends, experimental first for all it brings.
