@@ -23,6 +23,7 @@ constexpr char kWorkerName[] = "snowflake registry";
 constexpr int kSystemIdentifierSize = 24;
 constexpr int kHostSize = 256;
 constexpr int kErrorSize = 512;
+constexpr int kWaitSize = 64;
 
 enum class State : int32 {
   kDisabled,      // no registry configured
@@ -74,6 +75,11 @@ struct RegistryFacts {
   // holder whose renewals the registry forgot may still issue
   // (durability.cpp, "After a change of history").
   int64 history_floor_ms;
+  // What the registry's session of this worker's slow claim or renewal waits
+  // for there ("synchronous standbys", or a wait event: stall.cpp), and since
+  // when (the first slow request's sending); "" and 0 when none does.
+  char waits_for[kWaitSize];
+  TimestampTz waiting_since;
 };
 
 // A registry time as text; 0 (no such time) is "(never)".

@@ -64,6 +64,7 @@
 #include "client.hpp"
 #include "durability.hpp"
 #include "registry.hpp"
+#include "stall.hpp"
 #include "view.hpp"
 
 extern "C" {
@@ -433,6 +434,8 @@ void snowflake_registry_main(Datum) {
 
   // The View survives a restart of this worker: a lease held stays held.
   read_view(&worker.view, sizeof(View));
+  // What a slow claim or renewal waits for goes to the View (stall.cpp).
+  watch_slow_requests(&worker.view, publish);
   worker.logged = worker.view.state;
   worker.logged_node = worker.view.node;
   retarget();
