@@ -19,7 +19,10 @@
 #       experimental's is newer than forky's): scripts/install.sh --configure
 #       installs the build packages that go with the libraries installed
 #       (libc6-dev of the installed libc6's version, not forky's), builds,
-#       configures 19/main, and an ID is issued there
+#       configures 19/main, and an ID is issued there; the cluster is
+#       dropped after, the packages stay (the scenario may run first in the
+#       root of PostgreSQL 19, before its tour: the tour and the tests then
+#       run on such a machine)
 #   scripts/fresh-root.sh bookworm -- 'test/install/run.sh none-known-release'
 #       a Debian release the scripts name, without PostgreSQL: the installer
 #       installs the release's (and no other), configures its cluster, and
@@ -214,7 +217,9 @@ scenario_experimental_19() {
 
     run_installer scripts/install.sh --configure --datacenter-id 2 --worker-id 19
     check "a second run: done, restarting nothing" says "no restart needed"
-    pg_ctlcluster 19 main stop
+    # Its cluster goes (it preloads snowflake, which the next scenario in
+    # this root removes first); the packages stay, as a user's would.
+    pg_dropcluster --stop 19 main
 }
 
 scenario_none_unknown_release() {
