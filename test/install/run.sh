@@ -199,7 +199,7 @@ scenario_experimental_19() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t experimental postgresql-19 >/dev/null
     local libc servers_before
     libc=$(installed_version libc6)
-    echo "libc6 $libc (archives: $(archives_of libc6)); forky's candidate: $(apt-cache policy libc6 | sed -n 's/^ *Candidate: //p')"
+    echo "libc6 $libc installed (from: $(archives_of libc6)); forky has $(apt-cache madison libc6 | awk -F' [|] ' '$3 ~ / forky\// {print $2}' | sed -n 1p)"
     start_cluster 19
     servers_before=$(servers)
 
