@@ -453,6 +453,60 @@ unserved() {
     done
 }
 
+# --- what is installed from an archive apt takes nothing from by itself ------
+# PostgreSQL 19 installed as Debian's wiki says (experimental in apt's
+# sources, `apt-get install -t experimental postgresql-19`) brings
+# experimental's versions of what it pulls in: libc6 among them, when
+# experimental's is newer than this release's. A package tied to the version
+# of an installed library (libc6-dev to libc6; g++ and clang bring it) then
+# cannot come from this release: apt refuses ("libc6-dev ... Depends libc6
+# (= 2.43-7)"). So the install follows what is installed: each source
+# package with a package installed at a version that only such an archive has
+# (priority below 500 in apt-cache policy: experimental, backports) is
+# preferred from that archive, for this apt-get run only (a preferences
+# directory of its own: a copy of /etc/apt/preferences.d and one file more),
+# and its other packages come at the installed version. The options for
+# apt-get go to the array installed_archives_options; what was followed is
+# said.
+installed_archives_options=()
+follow_installed_archives() {
+    local low=() line name archives archive followed=() sources=() source directory in_low
+    mapfile -t low < <(apt-cache policy 2>/dev/null | awk '
+        /^ *-?[0-9]+ / { priority = $1; next }
+        /^ *release / && priority < 500 && match($0, /a=[^,]*/) {
+            archive = substr($0, RSTART + 2, RLENGTH - 2); if (archive != "now") print archive }' | sort -u)
+    [ ${#low[@]} -gt 0 ] || return 0
+    # apt list: "libc6/experimental,now 2.44-3 amd64 [installed]": the
+    # archives that have the installed version.
+    while read -r line; do
+        name=${line%%/*}
+        archives=${line#*/}
+        archives=${archives%% *}
+        in_low=''
+        for archive in ${archives//,/ }; do
+            [ "$archive" = now ] && continue
+            if [[ " ${low[*]} " == *" $archive "* ]]; then
+                in_low=${in_low:-$archive}
+            else
+                in_low='' && break
+            fi
+        done
+        [ -n "$in_low" ] && followed+=("$name=$in_low")
+    done < <(apt list --installed 2>/dev/null | grep '/')
+    [ ${#followed[@]} -gt 0 ] || return 0
+    directory=$(mktemp -d)
+    cp -a /etc/apt/preferences.d/. "$directory/" 2>/dev/null || true
+    for line in "${followed[@]}"; do
+        source=$(dpkg-query -W -f='${source:Package}' "${line%%=*}" 2>/dev/null) || continue
+        [[ " ${sources[*]} " == *" $source=${line#*=} "* ]] && continue
+        sources+=("$source=${line#*=}")
+        printf 'Package: src:%s\nPin: release a=%s\nPin-Priority: 500\n\n' "$source" "${line#*=}"
+    done >"$directory/zz-snowflake-installed-archives"
+    echo "Installed from archives apt takes nothing from by itself, so their packages come from there too:"
+    printf '  %s\n' "${sources[@]/=/ from }"
+    installed_archives_options=(-o "Dir::Etc::PreferencesParts=$directory")
+}
+
 if [ ${#missing[@]} -gt 0 ] || [ ${#copy_of_release[@]} -gt 0 ]; then
     wanted=("${missing[@]}")
     for suffix in "${copy_of_release[@]}"; do wanted+=("${sql_only_extensions[$suffix]}"); done
@@ -475,8 +529,9 @@ if [ ${#missing[@]} -gt 0 ] || [ ${#copy_of_release[@]} -gt 0 ]; then
         exit 1
     fi
     if [ ${#missing[@]} -gt 0 ]; then
+        follow_installed_archives
         DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
-            "${missing[@]}" >/dev/null
+            "${installed_archives_options[@]}" "${missing[@]}" >/dev/null
     fi
     for suffix in "${copy_of_release[@]}"; do copy_extension_of_release "$suffix"; done
 fi

@@ -8,6 +8,8 @@ SELECT in_use, state, automatic, last_error FROM snowflake_registry_status;
 -- Nor, so, any registry to ask what it can lose (1.7).
 SELECT registry_durability, registry_standbys, registry_history_changed_at
   FROM snowflake_registry_status;
+-- Nor a claim or renewal waiting there (1.8).
+SELECT registry_waits_for, registry_waiting_since FROM snowflake_registry_status;
 
 CREATE ROLE regress_snowflake_stranger;
 CREATE ROLE regress_snowflake_monitor IN ROLE pg_monitor;

@@ -12,6 +12,17 @@
 #       issued and decoded there) and leaves 18/main untouched and running
 #       (its postmaster's PID unchanged, no snowflake for 18); a second run
 #       changes nothing, and another identity is refused
+#   scripts/fresh-root.sh forky -- 'test/install/run.sh experimental-19'
+#       PostgreSQL 19 installed the way Debian's wiki says, with experimental
+#       in apt's sources and `apt-get install -t experimental postgresql-19`,
+#       which brings experimental's libraries along (libc6 among them when
+#       experimental's is newer than forky's): scripts/install.sh --configure
+#       installs the build packages that go with the libraries installed
+#       (libc6-dev of the installed libc6's version, not forky's), builds,
+#       configures 19/main, and an ID is issued there; the cluster is
+#       dropped after, the packages stay (the scenario may run first in the
+#       root of PostgreSQL 19, before its tour: the tour and the tests then
+#       run on such a machine)
 #   scripts/fresh-root.sh bookworm -- 'test/install/run.sh none-known-release'
 #       a Debian release the scripts name, without PostgreSQL: the installer
 #       installs the release's (and no other), configures its cluster, and
@@ -167,6 +178,50 @@ scenario_two_majors() {
     pg_ctlcluster 19 main stop
 }
 
+# The archive of forky's own packages in this root's apt sources (the mirror
+# fresh-root.sh named).
+root_mirror() { sed -n 's/^deb \([^ ]*\) forky main$/\1/p' /etc/apt/sources.list | sed -n 1p; }
+# The version of an installed package, and the archives (apt's a=) that have it.
+installed_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
+archives_of() { apt list --installed "$1" 2>/dev/null | sed -n "s|^$1/\([^ ]*\) .*|\1|p" | tr , ' '; }
+
+scenario_experimental_19() {
+    section "PostgreSQL 19 installed as Debian's wiki says: apt-get install -t experimental postgresql-19"
+    remove_snowflake
+    # A forky machine has perl (priority standard); a minimal root has only
+    # perl-base, and experimental's perl, newer, does not go with forky's
+    # modules that postgresql-common needs.
+    apt-get update -qq
+    apt_install perl
+    echo "deb $(root_mirror) experimental main" >/etc/apt/sources.list.d/experimental.list
+    apt-get update -qq
+    # As the user types it: with its Recommends, experimental first for all it brings.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t experimental postgresql-19 >/dev/null
+    local libc servers_before
+    libc=$(installed_version libc6)
+    echo "libc6 $libc installed (from: $(archives_of libc6)); forky has $(apt-cache madison libc6 | awk -F' [|] ' '$3 ~ / forky\// {print $2}' | sed -n 1p)"
+    start_cluster 19
+    servers_before=$(servers)
+
+    run_installer scripts/install.sh --configure --datacenter-id 2 --worker-id 19
+    check "scripts/install.sh --configure: done" test "$status" -eq 0
+    check "snowflake is installed for 19" test -f /usr/lib/postgresql/19/lib/snowflake.so
+    check "libc6-dev is of the installed libc6's version ($libc)" test "$(installed_version libc6-dev)" = "$libc"
+    check "libpq-dev is of the installed libpq5's version ($(installed_version libpq5))" \
+        test "$(installed_version libpq-dev)" = "$(installed_version libpq5)"
+    check "no server was installed ($(servers))" test "$(servers)" = "$servers_before"
+    check "19/main is online" test "$(status_of 19)" = online
+    local decoded
+    decoded=$(psql_in 19 "CREATE EXTENSION snowflake; SELECT datacenter_id || '/' || worker_id FROM snowflake_decode(snowflake_nextval())") || true
+    check "an ID issued in 19/main decodes to datacenter 2, worker 19 ($decoded)" test "$decoded" = 2/19
+
+    run_installer scripts/install.sh --configure --datacenter-id 2 --worker-id 19
+    check "a second run: done, restarting nothing" says "no restart needed"
+    # Its cluster goes (it preloads snowflake, which the next scenario in
+    # this root removes first); the packages stay, as a user's would.
+    pg_dropcluster --stop 19 main
+}
+
 scenario_none_unknown_release() {
     section "a release the scripts do not name, no PostgreSQL"
     remove_snowflake
@@ -264,12 +319,13 @@ scenario_unknown_release() {
 started=$SECONDS
 case ${1:-} in
     two-majors) scenario_two_majors ;;
+    experimental-19) scenario_experimental_19 ;;
     none-unknown-release) scenario_none_unknown_release ;;
     none-known-release) scenario_none_known_release ;;
     existing) scenario_existing ;;
     unknown-release) scenario_unknown_release ;;
     *)
-        echo "usage: test/install/run.sh two-majors|none-unknown-release|none-known-release|existing|unknown-release" >&2
+        echo "usage: test/install/run.sh two-majors|experimental-19|none-unknown-release|none-known-release|existing|unknown-release" >&2
         exit 2
         ;;
 esac

@@ -13,7 +13,19 @@
 #     WARNING about it (with its DETAIL and HINT), however many probes ran;
 #   - synchronous_standby_names set and reloaded: 'synchronous', and no new
 #     WARNING; renewals go on (the standby confirms them);
-#   - the standby stopped: 'no standby', no WARNING;
+#   - the synchronous standby stopped, synchronous_standby_names still set
+#     (issue 47): the registry commits each renewal locally and waits for it;
+#     within a second of a renewal's wait, and before the lease runs out,
+#     snowflake_registry_status says registry_waits_for = 'synchronous
+#     standbys' (and since when) and a WARNING says why, with how long the
+#     lease has left; once it has run out, the error's HINT names the
+#     standbys too. A renewal whose wait an administrator cancels on the
+#     registry (committed there locally, with the registry's WARNING) is not
+#     counted: the node stays without a lease while the registry's row says
+#     renewed. The standby back: renewals are confirmed again, the status
+#     clears, and a LOG line says after how long;
+#   - synchronous_standby_names reset and the standby stopped: 'no standby',
+#     no WARNING;
 #   - the standby back and streaming: a second WARNING (a change again); the
 #     registry primary stopped and its standby promoted, the node follows it
 #     (two hosts in the connection string, target_session_attrs=read-write):
@@ -26,7 +38,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes qw(usleep);
+use Time::HiRes qw(time usleep);
 
 my $LEASE_MS = 3000;    # the registry is probed every lease
 
@@ -70,6 +82,7 @@ SnowflakeTest::start_node($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 SnowflakeTest::wait_for_registry($node, "state = 'held'");
 
+my $r;
 sub warnings_of
 {
 	my ($pattern) = @_;
@@ -133,6 +146,55 @@ is(warnings_of($ASYNCHRONOUS), 1, 'no new WARNING once the standby is synchronou
 like(slurp_file($node->logfile), qr/LOG:  snowflake registry: the registry \(.*\) is now synchronous/,
 	'the log says the registry is now synchronous');
 
+# --- the synchronous standby stopped, synchronous_standby_names still set ---
+my $STALLED = qr/WARNING:  the snowflake registry has not confirmed this node's renewal for \d+ ms: it waits for its synchronous standbys/;
+$standby->stop('fast');
+my $stopped = time;
+SnowflakeTest::wait_for_registry($node,
+	"registry_waits_for = 'synchronous standbys' AND registry_waiting_since IS NOT NULL",
+	'the status says the renewals wait for the synchronous standbys');
+my $said = time - $stopped;
+note sprintf('said %.1f s after the standby stopped (lease %d ms)', $said, $LEASE_MS);
+ok(wait_for_warnings($STALLED, 1), 'a WARNING says the renewals wait for the synchronous standbys');
+like(
+	slurp_file($node->logfile),
+	qr/$STALLED\n.*DETAIL:  The registry \(.*\) (committed the renewal locally and waits|holds the renewal behind another claim or renewal of its row \(registry process \d+\), which it committed locally and which waits) for the standbys of synchronous_standby_names \('registry_standby'\) to confirm it \(wait event SyncRep\), and 0 standbys stream from it\. This node issues IDs for \d+ ms more without a confirmed renewal\.\n.*HINT:  Start a standby that synchronous_standby_names names/,
+	'with the registry\'s setting, its standbys, and the lease left: said before the lease ran out');
+SnowflakeTest::wait_for_registry($node, "state = 'expired'", 'then the lease runs out');
+$r = SnowflakeTest::try_sql($node, 'SELECT snowflake_nextval()');
+like($r->{stderr}, qr/HINT:  The registry waits for its synchronous standbys/,
+	'the refusal\'s HINT names the synchronous standbys');
+is(warnings_of($STALLED), 1, 'one WARNING while the wait goes on, however many retries');
+
+# An administrator cancels the waits on the registry: each commits there
+# locally (the registry's WARNING says so) and answers; the node counts none.
+my $renewed = SnowflakeTest::registry_status($node, 'renewed_at');
+my $row_before = SnowflakeTest::registry_row($registry, 1, 5, 'renewed_at');
+for (1 .. 40)
+{
+	$registry->safe_psql('postgres',
+		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+	usleep(100_000);
+}
+isnt(SnowflakeTest::registry_row($registry, 1, 5, 'renewed_at'),
+	$row_before, 'the canceled waits renewed the row on the registry (locally)');
+is(SnowflakeTest::registry_status($node, 'state || \' \' || renewed_at'),
+	"expired $renewed", 'the node counted none of them: no lease, its renewal unchanged');
+like(SnowflakeTest::registry_status($node, 'last_error'),
+	qr/the registry committed the request locally but its synchronous standbys did not confirm it \(.*\): not counted/,
+	'its last error says why');
+
+$standby->start;
+my $started = time;
+SnowflakeTest::wait_for_registry($node, "state = 'held' AND registry_waits_for IS NULL",
+	'the standby back: renewals are confirmed again');
+note sprintf('renewed %.1f s after the standby started', time - $started);
+like(slurp_file($node->logfile),
+	qr/LOG:  snowflake registry: the registry answers again, after \d+ ms of waiting for synchronous standbys/,
+	'a LOG line says so');
+$r = SnowflakeTest::try_sql($node, 'SELECT snowflake_nextval()');
+ok($r->{ok}, 'the node issues IDs') or diag $r->{stderr};
+
 # --- no standby -------------------------------------------------------------
 $registry->safe_psql('postgres', "ALTER SYSTEM RESET synchronous_standby_names");
 $registry->reload;
@@ -161,7 +223,7 @@ like(
 SnowflakeTest::wait_for_registry($node,
 	"state = 'held' AND registry_durability = 'no standby'",
 	'the node holds its lease from the promoted registry, which has no standby');
-my $r = SnowflakeTest::try_sql($node, 'SELECT snowflake_nextval()');
+$r = SnowflakeTest::try_sql($node, 'SELECT snowflake_nextval()');
 ok($r->{ok}, 'the node issues IDs') or diag $r->{stderr};
 
 $node->stop('fast');

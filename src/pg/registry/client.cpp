@@ -14,6 +14,15 @@
 // schema. No function or operator another role planted in a schema of the
 // path runs in the worker's session. Its synchronous_commit is pinned to on
 // as well (durability.cpp).
+//
+// Slow statements and unconfirmed commits. A statement unanswered for a
+// second (half the request timeout, if shorter) is asked about on a second,
+// short-lived connection to the same server (stall.cpp: what the registry
+// waits for, such as its synchronous standbys). A commit whose wait for the
+// synchronous standbys the registry canceled answers with its WARNING from
+// SyncRepWaitForLSN: committed there locally, perhaps not on its standbys. It
+// is not counted (the statement fails): a claim or renewal the node does not
+// count only makes other nodes wait longer and start higher.
 #include "client.hpp"
 #include "statements.hpp"
 
@@ -22,6 +31,7 @@
 
 #include "../settings.hpp"
 #include "../text.hpp"
+#include "stall.hpp"
 #include "view.hpp"
 
 extern "C" {
@@ -35,6 +45,9 @@ namespace {
 constexpr char kTable[] = "snowflake_registry";
 // At shutdown, the release of the lease gets at most this long.
 constexpr int kReleaseTimeoutMs = 1000;
+// A statement unanswered for this long (or half the request timeout, if
+// shorter) is asked about (stall.cpp).
+constexpr int64_t kSlowRequestMs = 1000;
 
 struct Client {
   PGconn* connection;
@@ -44,6 +57,10 @@ struct Client {
   char table[2 * NAMEDATALEN * 2 + 8];
   // Set while the worker gives its lease back at shutdown.
   bool releasing;
+  // The statement in flight got the registry's WARNING that its wait for the
+  // synchronous standbys was canceled (note_notice), and its message.
+  bool unconfirmed;
+  char unconfirmed_message[256];
 };
 
 Client client;
@@ -55,22 +72,26 @@ void set_error(char* error, const char* what, const char* message) {
   snprintf(error, kErrorSize, "%s: %s", what, line);
 }
 
-// Waits until the connection's socket is ready for `events`; false (with the
-// reason in `error`) at the deadline or when the server shuts down.
-bool wait_for_socket(int events, int64_t deadline_us, char* error) {
+// Waits until `connection`'s socket is ready for `events`; false (with the
+// reason in `error`) at the deadline or when the server shuts down, with
+// *timed_out (if given) saying whether it was the deadline.
+bool wait_for_socket(PGconn* connection, int events, int64_t deadline_us, char* error,
+                     bool* timed_out = nullptr) {
+  if (timed_out != nullptr) *timed_out = false;
   for (;;) {
     if (ShutdownRequestPending && !client.releasing) {
       snprintf(error, kErrorSize, "the server is shutting down");
       return false;
     }
-    const pgsocket socket = PQsocket(client.connection);
+    const pgsocket socket = PQsocket(connection);
     if (socket == PGINVALID_SOCKET) {
-      set_error(error, "lost the connection to the registry", PQerrorMessage(client.connection));
+      set_error(error, "lost the connection to the registry", PQerrorMessage(connection));
       return false;
     }
     const int64_t left_us = deadline_us - lease_clock_us();
     if (left_us <= 0) {
       snprintf(error, kErrorSize, "the registry did not answer within %d ms", request_timeout_ms());
+      if (timed_out != nullptr) *timed_out = true;
       return false;
     }
     const int ready =
@@ -82,6 +103,120 @@ bool wait_for_socket(int events, int64_t deadline_us, char* error) {
       return false;
     }
     if (ready & events) return true;
+  }
+}
+
+// Opens a connection to snowflake.registry without blocking, by the deadline;
+// nullptr with the reason in `error`.
+PGconn* open_connection(int64_t deadline_us, char* error) {
+  char timeout_seconds[16];
+  snprintf(timeout_seconds, sizeof(timeout_seconds), "%d", (request_timeout_ms() + 999) / 1000);
+  // The connection string comes after the defaults, so it may override them.
+  const char* const keywords[] = {"fallback_application_name", "connect_timeout", "dbname",
+                                  nullptr};
+  const char* const values[] = {kWorkerName, timeout_seconds, settings.registry, nullptr};
+  PGconn* connection = PQconnectStartParams(keywords, values, 1);
+  if (connection == nullptr) {
+    snprintf(error, kErrorSize, "could not connect to the registry: out of memory");
+    return nullptr;
+  }
+  PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+  if (PQstatus(connection) == CONNECTION_BAD) status = PGRES_POLLING_FAILED;
+  while (status != PGRES_POLLING_OK) {
+    if (status == PGRES_POLLING_FAILED) {
+      set_error(error, "could not connect to the registry", PQerrorMessage(connection));
+      PQfinish(connection);
+      return nullptr;
+    }
+    const int events = status == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+    if (!wait_for_socket(connection, events, deadline_us, error)) {
+      PQfinish(connection);
+      return nullptr;
+    }
+    status = PQconnectPoll(connection);
+  }
+  if (PQsetnonblocking(connection, 1) != 0) {
+    set_error(error, "could not set up the registry connection", PQerrorMessage(connection));
+    PQfinish(connection);
+    return nullptr;
+  }
+  return connection;
+}
+
+// Sends one statement on `connection` and reads its result by the deadline,
+// as run() says. `slow_us`: when the answer has not come by then (on
+// lease_clock_us()), ask_what_blocks() is called once, and the wait goes on.
+PGresult* run_on(PGconn* connection, const char* sql, int count, const char* const* parameters,
+                 int64_t deadline_us, int64_t slow_us, char* error) {
+  const int64_t started_us = lease_clock_us();
+  if (!PQsendQueryParams(connection, sql, count, nullptr, parameters, nullptr, nullptr, 0)) {
+    set_error(error, "could not send a statement to the registry", PQerrorMessage(connection));
+    return nullptr;
+  }
+  for (;;) {
+    const int flushed = PQflush(connection);
+    if (flushed == 0) break;
+    if (flushed < 0 || !wait_for_socket(connection, WL_SOCKET_WRITEABLE, deadline_us, error)) {
+      if (flushed < 0)
+        set_error(error, "could not send to the registry", PQerrorMessage(connection));
+      return nullptr;
+    }
+  }
+  PGresult* result = nullptr;
+  for (;;) {
+    while (PQisBusy(connection)) {
+      const bool watching = slow_us < deadline_us;
+      bool timed_out = false;
+      if (!wait_for_socket(connection, WL_SOCKET_READABLE, watching ? slow_us : deadline_us, error,
+                           &timed_out)) {
+        if (watching && timed_out) {
+          ask_what_blocks(sql, PQbackendPID(connection), started_us, deadline_us);
+          slow_us = deadline_us;
+          continue;
+        }
+        PQclear(result);
+        return nullptr;
+      }
+      if (!PQconsumeInput(connection)) {
+        set_error(error, "lost the connection to the registry", PQerrorMessage(connection));
+        PQclear(result);
+        return nullptr;
+      }
+    }
+    PGresult* next = PQgetResult(connection);
+    if (next == nullptr) break;
+    PQclear(result);
+    result = next;
+  }
+  if (result == nullptr) {
+    set_error(error, "the registry sent no result", PQerrorMessage(connection));
+    return nullptr;
+  }
+  const ExecStatusType status = PQresultStatus(result);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    set_error(error, "the registry refused a statement", PQresultErrorMessage(result));
+    PQclear(result);
+    return nullptr;
+  }
+  return result;
+}
+
+// Notices the registry sends during a statement of the worker's own
+// connection. A commit whose wait for the synchronous standbys was canceled
+// (pg_cancel_backend, or a statement_timeout someone set around it) still
+// answers, with a WARNING from SyncRepWaitForLSN (the source function, which
+// no lc_messages translates): the registry committed the claim locally, and
+// its standbys may not have it. run() does not count such an answer.
+// Any other notice goes to the server log.
+void note_notice(void*, const PGresult* notice) {
+  const char* function = PQresultErrorField(notice, PG_DIAG_SOURCE_FUNCTION);
+  char message[kErrorSize];
+  copy_printable(message, sizeof(message), PQresultErrorMessage(notice));
+  if (function != nullptr && strcmp(function, "SyncRepWaitForLSN") == 0) {
+    client.unconfirmed = true;
+    strlcpy(client.unconfirmed_message, message, sizeof(client.unconfirmed_message));
+  } else {
+    ereport(LOG, (errmsg("snowflake registry: the registry says: %s", message)));
   }
 }
 
@@ -141,49 +276,48 @@ const char* with_table(const char* text) {
 }
 
 PGresult* run(const char* sql, int count, const char* const* parameters, char* error) {
-  PGconn* connection = client.connection;
-  const int64_t deadline_us = lease_clock_us() + int64_t{request_timeout_ms()} * 1000;
-  if (!PQsendQueryParams(connection, sql, count, nullptr, parameters, nullptr, nullptr, 0)) {
-    set_error(error, "could not send a statement to the registry", PQerrorMessage(connection));
-    return nullptr;
-  }
-  for (;;) {
-    const int flushed = PQflush(connection);
-    if (flushed == 0) break;
-    if (flushed < 0 || !wait_for_socket(WL_SOCKET_WRITEABLE, deadline_us, error)) {
-      if (flushed < 0)
-        set_error(error, "could not send to the registry", PQerrorMessage(connection));
-      return nullptr;
-    }
-  }
-  PGresult* result = nullptr;
-  for (;;) {
-    while (PQisBusy(connection)) {
-      if (!wait_for_socket(WL_SOCKET_READABLE, deadline_us, error)) {
-        PQclear(result);
-        return nullptr;
-      }
-      if (!PQconsumeInput(connection)) {
-        set_error(error, "lost the connection to the registry", PQerrorMessage(connection));
-        PQclear(result);
-        return nullptr;
-      }
-    }
-    PGresult* next = PQgetResult(connection);
-    if (next == nullptr) break;
+  const int64_t started_us = lease_clock_us();
+  const int64_t deadline_us = started_us + int64_t{request_timeout_ms()} * 1000;
+  // A request slower than this is asked about (stall.cpp), unless it is the
+  // release at shutdown.
+  const int64_t slow_us =
+      client.releasing
+          ? deadline_us
+          : started_us + std::min<int64_t>(kSlowRequestMs, request_timeout_ms() / 2) * 1000;
+  client.unconfirmed = false;
+  PGresult* result = run_on(client.connection, sql, count, parameters, deadline_us, slow_us, error);
+  bool slow = slow_us < deadline_us && lease_clock_us() >= slow_us;
+  if (result != nullptr && client.unconfirmed) {
     PQclear(result);
-    result = next;
+    result = nullptr;
+    snprintf(error, kErrorSize,
+             "the registry committed the request locally but its synchronous standbys did not "
+             "confirm it (%s): not counted",
+             client.unconfirmed_message);
+    slow = true;  // the registry's wait goes on, if only for the next request
   }
-  if (result == nullptr) {
-    set_error(error, "the registry sent no result", PQerrorMessage(connection));
+  request_ended(sql, result != nullptr, slow);
+  return result;
+}
+
+PGresult* ask_beside(const char* sql, int count, const char* const* parameters, int64_t deadline_us,
+                     char* error) {
+  if (client.connection == nullptr) {
+    snprintf(error, kErrorSize, "not connected");
     return nullptr;
   }
-  const ExecStatusType status = PQresultStatus(result);
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    set_error(error, "the registry refused a statement", PQresultErrorMessage(result));
-    PQclear(result);
+  PGconn* beside = open_connection(deadline_us, error);
+  if (beside == nullptr) return nullptr;
+  // A connection string that lists several hosts may reach another server.
+  if (strcmp(PQhost(beside), PQhost(client.connection)) != 0 ||
+      strcmp(PQport(beside), PQport(client.connection)) != 0) {
+    snprintf(error, kErrorSize, "the second connection reached another server (%s:%s)",
+             PQhost(beside), PQport(beside));
+    PQfinish(beside);
     return nullptr;
   }
+  PGresult* result = run_on(beside, sql, count, parameters, deadline_us, deadline_us, error);
+  PQfinish(beside);
   return result;
 }
 
@@ -205,39 +339,14 @@ PGresult* run(const char* sql, int count, const char* const* parameters, char* e
 // columns of 1.7, if this role may (it owns it), else the error says what its
 // owner must run. Every later statement names the table with its schema.
 bool connect_registry(char* error) {
-  char timeout_seconds[16];
-  snprintf(timeout_seconds, sizeof(timeout_seconds), "%d", (request_timeout_ms() + 999) / 1000);
-  // The connection string comes after the defaults, so it may override them.
-  const char* const keywords[] = {"fallback_application_name", "connect_timeout", "dbname",
-                                  nullptr};
-  const char* const values[] = {kWorkerName, timeout_seconds, settings.registry, nullptr};
   const int64_t deadline_us = lease_clock_us() + int64_t{request_timeout_ms()} * 1000;
-  client.connection = PQconnectStartParams(keywords, values, 1);
+  client.connection = open_connection(deadline_us, error);
   if (client.connection == nullptr) {
-    snprintf(error, kErrorSize, "could not connect to the registry: out of memory");
+    request_ended(nullptr, false, false);
     return false;
   }
   client.connected_to = strdup(settings.registry);
-  PostgresPollingStatusType status = PGRES_POLLING_WRITING;
-  if (PQstatus(client.connection) == CONNECTION_BAD) status = PGRES_POLLING_FAILED;
-  while (status != PGRES_POLLING_OK) {
-    if (status == PGRES_POLLING_FAILED) {
-      set_error(error, "could not connect to the registry", PQerrorMessage(client.connection));
-      disconnect();
-      return false;
-    }
-    const int events = status == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
-    if (!wait_for_socket(events, deadline_us, error)) {
-      disconnect();
-      return false;
-    }
-    status = PQconnectPoll(client.connection);
-  }
-  if (PQsetnonblocking(client.connection, 1) != 0) {
-    set_error(error, "could not set up the registry connection", PQerrorMessage(client.connection));
-    disconnect();
-    return false;
-  }
+  PQsetNoticeReceiver(client.connection, note_notice, nullptr);
 
   char timeout[32];
   snprintf(timeout, sizeof(timeout), "%dms", request_timeout_ms());

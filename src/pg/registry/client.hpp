@@ -43,6 +43,16 @@ const char* with_table(const char* text);
 
 // Runs one statement; the result (PGRES_TUPLES_OK or PGRES_COMMAND_OK) or
 // nullptr with the reason in `error`, after which the caller disconnects.
+// A statement the registry answers only after committing it locally, its wait
+// for the synchronous standbys canceled, counts as failed. One unanswered for
+// a second (half the request timeout, if shorter) is asked about
+// (stall.hpp), and its end is told there.
 PGresult* run(const char* sql, int count, const char* const* parameters, char* error);
+
+// Runs one statement on a second, short-lived connection to the registry
+// server the worker's connection reached (stall.cpp asks what a slow
+// statement waits for), by the deadline; nullptr with the reason in `error`.
+PGresult* ask_beside(const char* sql, int count, const char* const* parameters, int64_t deadline_us,
+                     char* error);
 
 }  // namespace snowflake::pg::registry

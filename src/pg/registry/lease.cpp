@@ -80,6 +80,12 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
   pg_unreachable();
 }
 
+// Whether the worker found its claims and renewals waiting for the registry's
+// synchronous standbys (stall.cpp).
+bool stalled_on_standbys(const View& view) {
+  return strncmp(view.registry.waits_for, "synchronous standbys", kWaitSize) == 0;
+}
+
 [[noreturn]] void refuse_expired(const View& view, int64_t now_us) {
   ereport(ERROR,
           (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -91,8 +97,16 @@ constexpr int64_t kFirstClaimWaitMs = 2000;
                      registry_time(view.mine.renewed_at), view.lease_ms - view.lease_ms / 10,
                      view.lease_ms, static_cast<long long>((now_us - view.valid_until_us) / 1000),
                      view.error[0] != '\0' ? view.error : "none."),
-           errhint("Make the registry in snowflake.registry reachable again: the node renews its "
-                   "lease and issues IDs again at once.")));
+           stalled_on_standbys(view)
+               ? errhint("The registry waits for its synchronous standbys to confirm the renewals "
+                         "(since %s): start a standby that its synchronous_standby_names names. "
+                         "The node issues IDs again once a renewal is confirmed; it retries every "
+                         "second.",
+                         registry_time(view.registry.waiting_since))
+               : errhint("Make the registry in snowflake.registry reachable again: the node "
+                         "renews its lease and issues IDs again within a second of the "
+                         "registry's answer (a registry with synchronous standbys answers once "
+                         "one of them streams).")));
   pg_unreachable();
 }
 
@@ -217,9 +231,14 @@ void cross_gap(const View& view) {
                        "registry has leased to this node. The last attempt to claim %s, at %s, "
                        "failed: %s",
                        subject, registry_time(view.error_at), view.error),
-             errhint("Check that the registry database is reachable with the connection string "
-                     "in snowflake.registry; snowflake_registry_status() shows the worker's "
-                     "progress.")));
+             stalled_on_standbys(view)
+                 ? errhint("The registry waits for its synchronous standbys to confirm the claim "
+                           "(since %s): start a standby that its synchronous_standby_names "
+                           "names; snowflake_registry_status() shows the worker's progress.",
+                           registry_time(view.registry.waiting_since))
+                 : errhint("Check that the registry database is reachable with the connection "
+                           "string in snowflake.registry; snowflake_registry_status() shows the "
+                           "worker's progress.")));
   }
   ereport(ERROR,
           (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -322,8 +341,12 @@ void confirm_registered_node(int64_t node, int64_t timestamp) {
       default:
         break;
     }
-    // Says why: the lease ran out, another node holds the identity, ...
-    if (waited || registered_node() != node) refuse_unconfirmed(view, false);
+    // Says why: the lease ran out, another node holds the identity, ... (from
+    // the whole View: the error's text lies past its hot part).
+    if (waited || registered_node() != node) {
+      read_view(&view, sizeof(View));
+      refuse_unconfirmed(view, false);
+    }
   }
 }
 

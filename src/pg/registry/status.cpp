@@ -50,8 +50,9 @@ SNOWFLAKE_FUNCTION(snowflake_registry_status) {
   TupleDesc descriptor;
   if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
     elog(ERROR, "snowflake_registry_status: return type must be a row type");
-  // 21 columns since 1.7 (the registry's durability); 18 before the update.
-  constexpr int kColumns = 21;
+  // 23 columns since 1.8 (what a stalled renewal waits for); 21 in 1.7 (the
+  // registry's durability); 18 before.
+  constexpr int kColumns = 23;
   if (descriptor->natts > kColumns) elog(ERROR, "snowflake_registry_status: unexpected row type");
   Datum values[kColumns];
   bool nulls[kColumns];
@@ -106,5 +107,9 @@ SNOWFLAKE_FUNCTION(snowflake_registry_status) {
   if (registry.durability != Durability::kUnknown && registry.standbys >= 0)
     set(19, Int32GetDatum(registry.standbys));
   if (registry.history_changed_at != 0) set(20, TimestampTzGetDatum(registry.history_changed_at));
+  if (registry.waits_for[0] != '\0') {
+    set(21, CStringGetTextDatum(registry.waits_for));
+    set(22, TimestampTzGetDatum(registry.waiting_since));
+  }
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(descriptor), values, nulls)));
 }

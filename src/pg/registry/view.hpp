@@ -24,6 +24,7 @@ constexpr char kWorkerName[] = "snowflake registry";
 constexpr int kSystemIdentifierSize = 24;
 constexpr int kHostSize = 256;
 constexpr int kErrorSize = 512;
+constexpr int kWaitSize = 64;
 
 enum class State : int32 {
   kDisabled,      // no registry configured
@@ -78,6 +79,11 @@ struct RegistryFacts {
   // When a change of its history was last seen (the registry's clock), 0 if
   // never: history.changed_at_ms for snowflake_registry_status.
   TimestampTz history_changed_at;
+  // What the registry's session of this worker's slow claim or renewal waits
+  // for there ("synchronous standbys", or a wait event: stall.cpp), and since
+  // when (the first slow request's sending); "" and 0 when none does.
+  char waits_for[kWaitSize];
+  TimestampTz waiting_since;
 };
 
 // A registry time as text; 0 (no such time) is "(never)".

@@ -68,6 +68,7 @@
 #include "durability.hpp"
 #include "history.hpp"
 #include "registry.hpp"
+#include "stall.hpp"
 #include "view.hpp"
 
 extern "C" {
@@ -463,6 +464,8 @@ void snowflake_registry_main(Datum) {
   read_view(&worker.view, sizeof(View));
   // What the node remembers of the registry's history (history.cpp).
   load_history(&worker.view);
+  // What a slow claim or renewal waits for goes to the View (stall.cpp).
+  watch_slow_requests(&worker.view, publish);
   worker.logged = worker.view.state;
   worker.logged_node = worker.view.node;
   retarget();
