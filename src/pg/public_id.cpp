@@ -495,17 +495,67 @@ const public_id::KeyRing& keys_for_call() {
   return all.active;
 }
 
-// The tweak argument's bytes (none without the argument).
+// The tweak argument's bytes (none without the argument), in UTF-8.
 struct Tweak {
   const uint8_t* bytes = nullptr;
   std::size_t length = 0;
 };
 
+bool is_ascii(const char* bytes, int length) {
+  for (int i = 0; i < length; i++)
+    if (static_cast<unsigned char>(bytes[i]) >= 0x80) return false;
+  return true;
+}
+
+// A tweak with other than ASCII in a database not in UTF-8: converted, so
+// that the same tweak gives the same bytes in every database. SQL_ASCII says
+// nothing of what its bytes mean: they must be UTF-8 already. Every other
+// server encoding converts to UTF-8 but MULE_INTERNAL (and a character
+// UTF-8 lacks fails as PostgreSQL's conversions fail).
+Tweak tweak_in_utf8(const char* bytes, int length) {
+  const int encoding = GetDatabaseEncoding();
+  if (encoding == PG_SQL_ASCII) {
+    const int valid = pg_encoding_verifymbstr(PG_UTF8, bytes, length);
+    if (valid < length) {
+      ereport(ERROR,
+              (errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+               errmsg("the tweak of a public ID is not valid UTF-8"),
+               errdetail("A tweak is taken as UTF-8, and this database's encoding, SQL_ASCII, "
+                         "says nothing of what its bytes are: byte %d of the tweak (0x%02x) is "
+                         "not valid UTF-8.",
+                         valid + 1, static_cast<unsigned char>(bytes[valid])),
+               errhint("Pass the tweak in UTF-8, or in ASCII alone (doc/public-ids.md, "
+                       "\"Tweaks\").")));
+    }
+    return {reinterpret_cast<const uint8_t*>(bytes), static_cast<std::size_t>(length)};
+  }
+  static bool converts = false;  // the database's encoding has a conversion to UTF-8
+  if (unlikely(!converts)) {
+    if (!OidIsValid(FindDefaultConversionProc(encoding, PG_UTF8))) {
+      ereport(ERROR,
+              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+               errmsg("the tweak of a public ID cannot be converted to UTF-8"),
+               errdetail("A tweak is taken as UTF-8, and PostgreSQL has no conversion from this "
+                         "database's encoding, %s, to UTF-8.",
+                         GetDatabaseEncodingName()),
+               errhint("Pass a tweak in ASCII alone (doc/public-ids.md, \"Tweaks\").")));
+    }
+    converts = true;
+  }
+  const char* converted = pg_server_to_any(bytes, length, PG_UTF8);
+  if (converted == bytes)
+    return {reinterpret_cast<const uint8_t*>(bytes), static_cast<std::size_t>(length)};
+  return {reinterpret_cast<const uint8_t*>(converted), strlen(converted)};
+}
+
 Tweak tweak_argument(FunctionCallInfo fcinfo, int argno) {
   if (PG_NARGS() <= argno) return {};
   const text* tweak = PG_GETARG_TEXT_PP(argno);
-  return {reinterpret_cast<const uint8_t*>(VARDATA_ANY(tweak)),
-          static_cast<std::size_t>(VARSIZE_ANY_EXHDR(tweak))};
+  const char* bytes = VARDATA_ANY(tweak);
+  const int length = VARSIZE_ANY_EXHDR(tweak);
+  if (likely(GetDatabaseEncoding() == PG_UTF8) || is_ascii(bytes, length))
+    return {reinterpret_cast<const uint8_t*>(bytes), static_cast<std::size_t>(length)};
+  return tweak_in_utf8(bytes, length);
 }
 
 void require_keys(const public_id::KeyRing& ring) {
