@@ -9,18 +9,17 @@
 // The file (one key a line, core/public_id.hpp) is the server user's alone:
 // its owner, or root, may read it, nobody else (the rule of ssl_key_file).
 //
-// Who reads the file, and when: one process, the postmaster, at server start
-// and at every reload (the setting's check hook, before it signals the other
-// processes to reload). Before it opens the file it checks it with stat(): a
-// regular file (a symbolic link is followed), its owner and mode, its size;
-// it then opens it without blocking (O_NONBLOCK: a FIFO put there meanwhile
-// opens at once, and fstat() refuses it) and checks that it opened that same
-// file. A file that cannot be loaded is refused as any invalid setting is: at
-// a reload the keys loaded before stay, and the postmaster's log line says
-// which line is at fault and why, never what the line holds; at server start
-// it stops the server, as a bad ssl_key_file does. Without the preload there
-// is no postmaster of ours: each session that loads the library reads the
-// file itself, when it loads it and at each reload.
+// Who reads the file, and when: one process takes keys from it, the
+// postmaster, at server start and at every reload (the setting's check hook,
+// before it signals the other processes to reload); another process only
+// checks the file of a value the server did not load (below). Before it opens the file it checks it
+// with stat(): a regular file (a symbolic link is followed), its owner and mode, its size; it then
+// opens it without blocking (O_NONBLOCK: a FIFO put there meanwhile opens at once, and fstat()
+// refuses it) and checks that it opened that same file. A file that cannot be loaded is refused as
+// any invalid setting is: at a reload the keys loaded before stay, and the postmaster's log line
+// says which line is at fault and why, never what the line holds; at server start it stops the
+// server, as a bad ssl_key_file does. Without the preload there is no postmaster of ours: each
+// session that loads the library reads the file itself, when it loads it and at each reload.
 //
 // How the keys reach the other processes: the postmaster publishes each key
 // set it loads, with the path, as a generation in shared memory
@@ -28,10 +27,13 @@
 // each), when its keys or path differ from the last one's. Each process forked
 // from it inherits its keys and generation; at a reload, each one (its check
 // hook) takes the newest generation from shared memory instead of the file,
-// if that generation's path is the setting's new value: otherwise the
-// postmaster refused that value, and so does the process, keeping its keys
-// and its value, with a message that does not quote the path (a session at
-// client_min_messages = debug5 sees a backend's refusals).
+// if that generation's path is the setting's new value. Otherwise the server
+// did not load that value (the postmaster refused it, or ALTER SYSTEM or
+// pg_file_settings is checking it): the process checks its file as the
+// postmaster does, to refuse it if it is not fit (keeping its value and
+// keys, with a message that does not quote the path: a session at
+// client_min_messages = debug5 sees a backend's refusals), and never takes
+// keys from it.
 //
 // Statements: a session takes a reload only between statements, so its keys
 // are fixed for each of them. Its parallel workers use exactly those keys,
@@ -346,7 +348,11 @@ bool check_as_reader(const char* path, void** extra) {
   return hand_over(extra, all.candidate_check, 0);
 }
 
-// A follower's check: the newest generation, if it is of this path.
+// A follower's check: the newest generation, if it is of this path. A value
+// the server did not load (the postmaster refused it at this reload, or
+// ALTER SYSTEM or pg_file_settings checks it) has its file checked as the
+// postmaster checks it, and never gives keys: refused if the file is not fit,
+// else taken with the keys unchanged.
 bool check_as_follower(const char* path, void** extra) {
   Keys& all = keys();
   all.candidate.clear();
@@ -356,21 +362,19 @@ bool check_as_follower(const char* path, void** extra) {
   uint32_t generation = 0;
   LoadProblem problem;
   bool ok = published->read_latest(&generation, &set, source);
+  bool loaded = ok && strcmp(source, path != nullptr ? path : "") == 0;
   if (!ok) {
     snprintf(problem.detail, sizeof(problem.detail),
              "The keys the server loaded could not be read from shared memory.");
     problem.hint = "Reload again.";
-  } else if (strcmp(source, path != nullptr ? path : "") != 0) {
-    ok = false;
-    snprintf(problem.detail, sizeof(problem.detail),
-             "The server did not load the keys of this value; it keeps the keys of the value "
-             "before, and its log says why.");
-    problem.hint = kFileHint;
+  } else if (!loaded) {
+    ok = !is_set(path) || read_key_file(path, &set, &problem);
   } else if (generation != all.active_generation) {
     ok = make_ring(set, &all.candidate, &problem);
   }
   set.clear();
   if (!ok) return refuse(problem);
+  if (!loaded) return true;  // no extra: the assign hook leaves the keys alone
   all.candidate_generation = generation;
   return hand_over(extra, all.candidate_check, generation);
 }
@@ -447,8 +451,9 @@ void take_leaders_keys() {
              errmsg("a parallel worker has no key for public IDs"),
              errdetail("Without snowflake in shared_preload_libraries, a parallel worker cannot "
                        "have the keys its leader loaded, and it never reads the key file."),
-             errhint("Add snowflake to shared_preload_libraries and restart the server, or run "
-                     "the statement with max_parallel_workers_per_gather = 0.")));
+             errhint("Add snowflake to shared_preload_libraries and restart the server, or SET "
+                     "max_parallel_workers = 0 in this session: its statements then run in "
+                     "it alone.")));
   }
   const PGPROC* leader = MyProc != nullptr ? MyProc->lockGroupLeader : nullptr;
   if (leader == nullptr || leader == MyProc)

@@ -7,10 +7,10 @@
 # every row is encoded under the leader's keys; an edited file does not reach
 # a worker before a reload; a reload that lands while a parallel statement
 # runs leaves all of its rows under one key (its workers start after the
-# reload). A FIFO at the path is refused at reload and at start without
-# blocking anything (each connection and start under a timeout, so a hang
-# fails the test instead of hanging it), as is a directory; a symbolic link
-# to a key file is followed. A session at client_min_messages = debug5 does
+# reload). A FIFO at the path is refused at reload, at start and by ALTER
+# SYSTEM without blocking anything (each connection, statement and start
+# under a timeout, so a hang fails the test instead of hanging it), as is a
+# directory; a symbolic link to a key file is followed. A session at client_min_messages = debug5 does
 # not see the key file's path when a reload refuses it.
 use strict;
 use warnings;
@@ -219,7 +219,8 @@ sub logged_within
 # non-blocking open fails.
 sub release_fifo
 {
-	if (sysopen(my $fh, $file, O_WRONLY | O_NONBLOCK)) { close($fh); }
+	my ($fifo) = @_;
+	if (sysopen(my $fh, $fifo // $file, O_WRONLY | O_NONBLOCK)) { close($fh); }
 	return;
 }
 
@@ -252,6 +253,35 @@ ok( $node->poll_query_until('postgres', q{SELECT left(snowflake_to_public(42), 1
 	'a symbolic link to a key file is followed');
 unlink($file);
 rename("$file.target", $file) or die "rename: $!";
+
+# ALTER SYSTEM checks the file of a new path as the server does, never
+# waiting; a fit one is taken at the next reload.
+mkfifo("$file.fifo", 0600) or die "mkfifo: $!";
+my $alter = eval {
+	SnowflakeTest::try_sql($node,
+		"ALTER SYSTEM SET snowflake.public_id_keys_file = '$file.fifo'",
+		timeout => 15);
+};
+release_fifo("$file.fifo");
+ok($alter && !$alter->{ok} && ($alter->{sqlstate} // '') eq '22023',
+	'ALTER SYSTEM naming a FIFO: refused at once')
+  or diag $alter ? $alter->{stderr} : $@;
+like($alter ? $alter->{detail} // '' : '',
+	qr/It is a FIFO, not a regular file\./, 'saying why');
+unlink("$file.fifo");
+open(my $other, '>', "$file.other") or die "could not write $file.other: $!";
+print $other key_line('A'), "\n", key_line('B'), "\n";
+close($other);
+chmod(0600, "$file.other");
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET snowflake.public_id_keys_file = '$file.other'");
+$node->reload;
+ok( $node->poll_query_until('postgres', q{SELECT left(snowflake_to_public(42), 1) = 'B'}),
+	'ALTER SYSTEM naming a key file: its keys after the reload');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET snowflake.public_id_keys_file');
+$node->reload;
+ok( $node->poll_query_until('postgres', q{SELECT left(snowflake_to_public(42), 1) = 'A'}),
+	'reset, the keys of the file in postgresql.conf again');
 
 # At start: refused at once, the server not started.
 $node->stop('fast');
