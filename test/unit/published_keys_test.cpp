@@ -105,7 +105,7 @@ TEST(PublishedKeysTest, ACopyIsWholeOrRefused) {
   table->publish(set_of(1), source_of(1).c_str());
   std::atomic<bool> done{false};
   std::thread writer([&] {
-    for (uint32_t g = 2; g <= 20000; g++) table->publish(set_of(g), source_of(g).c_str());
+    for (uint32_t g = 2; g <= 300000; g++) table->publish(set_of(g), source_of(g).c_str());
     done = true;
   });
   long copies = 0;
