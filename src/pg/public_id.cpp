@@ -314,7 +314,12 @@ bool refuse(const LoadProblem& problem) {
 
 bool hand_over(void** extra, uint64_t check, uint32_t generation) {
   auto* made = static_cast<Extra*>(compat::guc_extra_alloc(sizeof(Extra)));
-  if (made == nullptr) return false;
+  if (made == nullptr) {
+    LoadProblem problem;
+    snprintf(problem.detail, sizeof(problem.detail), "Out of memory.");
+    problem.hint = "Reload again.";
+    return refuse(problem);
+  }
   made->check = check;
   made->generation = generation;
   *extra = made;
