@@ -336,11 +336,11 @@ bool check_as_reader(const char* path, void** extra) {
   all.candidate_check = ++all.checks;
   if (is_set(path)) {
     LoadProblem problem;
-    if (all.read_at_start && strcmp(all.start_path, path) == 0) {
-      std::swap(all.candidate_set, all.start_set);
-      all.start_set.clear();
-      all.read_at_start = false;
-    } else if (!read_key_file(path, &all.candidate_set, &problem)) {
+    const bool read_at_start = all.read_at_start && strcmp(all.start_path, path) == 0;
+    if (read_at_start) std::swap(all.candidate_set, all.start_set);
+    all.start_set.clear();
+    all.read_at_start = false;
+    if (!read_at_start && !read_key_file(path, &all.candidate_set, &problem)) {
       all.candidate_set.clear();
       return refuse(problem);
     }
