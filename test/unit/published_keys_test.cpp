@@ -37,11 +37,21 @@ bool whole(uint32_t generation, const KeySet& keys, const char* source) {
   return same_keys(keys, set_of(generation)) && source_of(generation) == source;
 }
 
-std::unique_ptr<PublishedKeySets> made_as_in_shared_memory() {
-  // As PostgreSQL hands it: memory of any content, then value-initialized.
-  void* memory = ::operator new(sizeof(PublishedKeySets));
+// As PostgreSQL hands it: memory of any content, aligned (ShmemInitStruct
+// aligns to a cache line), then value-initialized.
+constexpr std::align_val_t kAlignment{alignof(PublishedKeySets)};
+
+struct Release {
+  void operator()(PublishedKeySets* table) const {
+    table->~PublishedKeySets();
+    ::operator delete(table, kAlignment);
+  }
+};
+
+std::unique_ptr<PublishedKeySets, Release> made_as_in_shared_memory() {
+  void* memory = ::operator new(sizeof(PublishedKeySets), kAlignment);
   std::memset(memory, 0xa5, sizeof(PublishedKeySets));
-  return std::unique_ptr<PublishedKeySets>(new (memory) PublishedKeySets());
+  return std::unique_ptr<PublishedKeySets, Release>(new (memory) PublishedKeySets());
 }
 
 TEST(PublishedKeysTest, NothingBeforeTheFirstPublication) {
