@@ -47,28 +47,24 @@ int split_line(const char* line, std::size_t length, Word words[3]) {
   return count < 3 ? count : 3;
 }
 
-KeyFileStatus load_line(const Word* words, int count, KeyRing* ring, int* version) {
+KeyFileStatus load_line(const Word* words, int count, KeySet* keys, int* version) {
   *version = version_of(words[0].start, words[0].length);
   if (*version < 0) return KeyFileStatus::kBadVersion;
   if (count < 2) return KeyFileStatus::kMissingKey;
   if (count > 2) return KeyFileStatus::kExtraText;
-  if (ring->keys[*version].has_key()) return KeyFileStatus::kDuplicateVersion;
+  if (keys->length[*version] != 0) return KeyFileStatus::kDuplicateVersion;
   const Word& hex = words[1];
   if (hex.length != 32 && hex.length != 48 && hex.length != 64) return KeyFileStatus::kBadKey;
-  uint8_t key[32];
   const std::size_t key_length = hex.length / 2;
-  KeyFileStatus status = KeyFileStatus::kOk;
-  for (std::size_t i = 0; i < key_length && status == KeyFileStatus::kOk; i++) {
+  uint8_t* key = keys->key[*version];
+  for (std::size_t i = 0; i < key_length; i++) {
     const int high = hex_value(hex.start[2 * i]);
     const int low = hex_value(hex.start[2 * i + 1]);
-    if (high < 0 || low < 0) status = KeyFileStatus::kBadKey;
-    key[i] = static_cast<uint8_t>(high << 4 | (low & 15));
+    if (high < 0 || low < 0) return KeyFileStatus::kBadKey;  // the caller wipes the set
+    key[i] = static_cast<uint8_t>(high << 4 | low);
   }
-  if (status == KeyFileStatus::kOk &&
-      ring->keys[*version].set_key(key, key_length) != ff1::Status::kOk)
-    status = KeyFileStatus::kCryptoFailure;
-  ff1::wipe(key, sizeof(key));
-  return status;
+  keys->length[*version] = static_cast<uint8_t>(key_length);
+  return KeyFileStatus::kOk;
 }
 
 }  // namespace
@@ -84,6 +80,38 @@ void KeyRing::clear() noexcept {
   current = -1;
 }
 
+ff1::Status KeyRing::load(const KeySet& set, int* version) noexcept {
+  clear();
+  *version = -1;
+  for (int v = 0; v < kVersions; v++) {
+    if (set.length[v] == 0) continue;
+    const ff1::Status status = keys[v].set_key(set.key[v], set.length[v]);
+    if (status != ff1::Status::kOk) {
+      clear();
+      *version = v;
+      return status;
+    }
+  }
+  current = set.current;
+  return ff1::Status::kOk;
+}
+
+void KeySet::clear() noexcept {
+  ff1::wipe(key, sizeof(key));
+  ff1::wipe(length, sizeof(length));
+  current = -1;
+}
+
+bool same_keys(const KeySet& a, const KeySet& b) noexcept {
+  if (a.current != b.current) return false;
+  for (int v = 0; v < kVersions; v++) {
+    if (a.length[v] != b.length[v]) return false;
+    for (std::size_t i = 0; i < a.length[v]; i++)
+      if (a.key[v][i] != b.key[v][i]) return false;
+  }
+  return true;
+}
+
 void KeyRing::describe_versions(char* out, std::size_t size) const noexcept {
   std::size_t length = 0;
   for (int version = 0; version < kVersions; version++) {
@@ -97,8 +125,8 @@ void KeyRing::describe_versions(char* out, std::size_t size) const noexcept {
   if (size > 0) out[length < size ? length : size - 1] = '\0';
 }
 
-KeyFileResult load_key_file(const char* text, std::size_t length, KeyRing* ring) noexcept {
-  ring->clear();
+KeyFileResult parse_key_file(const char* text, std::size_t length, KeySet* keys) noexcept {
+  keys->clear();
   int line = 0;
   std::size_t start = 0;
   while (start < length) {
@@ -109,17 +137,28 @@ KeyFileResult load_key_file(const char* text, std::size_t length, KeyRing* ring)
     const int count = split_line(text + start, end - start, words);
     if (count > 0) {
       int version = -1;
-      const KeyFileStatus status = load_line(words, count, ring, &version);
+      const KeyFileStatus status = load_line(words, count, keys, &version);
       if (status != KeyFileStatus::kOk) {
-        ring->clear();
+        keys->clear();
         return {status, line};
       }
-      ring->current = version;
+      keys->current = version;
     }
     start = end + 1;
   }
-  if (ring->empty()) return {KeyFileStatus::kNoKey, 0};
+  if (keys->empty()) return {KeyFileStatus::kNoKey, 0};
   return {KeyFileStatus::kOk, 0};
+}
+
+KeyFileResult load_key_file(const char* text, std::size_t length, KeyRing* ring) noexcept {
+  ring->clear();
+  KeySet keys;
+  KeyFileResult result = parse_key_file(text, length, &keys);
+  int version = -1;
+  if (result.status == KeyFileStatus::kOk && ring->load(keys, &version) != ff1::Status::kOk)
+    result = {KeyFileStatus::kCryptoFailure, 0};
+  keys.clear();
+  return result;
 }
 
 ff1::Status encode(const KeyRing& ring, int64_t id, const uint8_t* tweak, std::size_t tweak_length,

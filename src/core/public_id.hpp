@@ -12,6 +12,14 @@
 // long as that key stays in the ring. A text decodes if its version has a key
 // and its 13 digits are at most 2^63 - 1; any such text decodes to some ID:
 // the form hides the ID, it authenticates nothing.
+//
+// A key file is parsed into a KeySet, its keys as bytes, from which a KeyRing
+// is made: the bytes are what one process hands to another
+// (published_keys.hpp), the ring is what encodes and decodes.
+//
+// The tweak is bytes; the glue passes a text tweak as UTF-8, whatever the
+// database's encoding, so that the same ID, key and tweak give the same text
+// in every database.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +33,23 @@ namespace snowflake::public_id {
 inline constexpr std::size_t kWidth = 1 + base32::kWidth;
 inline constexpr int kVersions = 32;  // one per base32 digit
 inline constexpr int kIdBits = 63;
+inline constexpr std::size_t kMaxKeyBytes = 32;  // AES-256
+
+// The keys of a key file as bytes, by version. Plain data, copied as such;
+// clear() wipes it, and whoever holds one clears it before dropping it.
+struct KeySet {
+  uint8_t key[kVersions][kMaxKeyBytes] = {};
+  uint8_t length[kVersions] = {};  // 0: no key of that version; else 16, 24 or 32
+  int current = -1;                // the version that encodes; -1: no key
+
+  bool empty() const noexcept { return current < 0; }
+  // Wipes every key.
+  void clear() noexcept;
+};
+
+// Whether two sets hold the same keys under the same versions, the same one
+// current.
+bool same_keys(const KeySet& a, const KeySet& b) noexcept;
 
 struct KeyRing {
   ff1::Cipher keys[kVersions];  // by version (the digit's value)
@@ -34,6 +59,9 @@ struct KeyRing {
   int count() const noexcept;
   // Frees every key (OpenSSL wipes them).
   void clear() noexcept;
+  // Makes the ring of `keys`, clearing it first. kOk, or what OpenSSL refused
+  // (`*version` names the key), the ring then left empty.
+  ff1::Status load(const KeySet& keys, int* version) noexcept;
   // The versions as text, "A, B" (at most 3 * kVersions bytes), for messages.
   void describe_versions(char* out, std::size_t size) const noexcept;
 };
@@ -50,7 +78,7 @@ enum class KeyFileStatus {
   kMissingKey,        // a version without a key
   kBadKey,            // the key is not 32, 48 or 64 hexadecimal digits
   kExtraText,         // more than two words on a line
-  kCryptoFailure,     // OpenSSL refused the key
+  kCryptoFailure,     // OpenSSL refused a key (load_key_file only)
 };
 
 struct KeyFileResult {
@@ -58,10 +86,13 @@ struct KeyFileResult {
   int line;  // 1-based, of the fault; 0 for kOk and kNoKey
 };
 
-// Loads the file's text into `ring`, which it clears first; on a fault the
-// ring is left empty. The result names the line of a fault, never its text,
-// which may hold a key. Wipes every copy of a key it makes; `text` is the
-// caller's to wipe.
+// Parses the file's text into `keys`, which it clears first; on a fault the
+// set is left empty. The result names the line of a fault, never its text,
+// which may hold a key. No OpenSSL call; `text` is the caller's to wipe.
+KeyFileResult parse_key_file(const char* text, std::size_t length, KeySet* keys) noexcept;
+
+// parse_key_file, then KeyRing::load (kCryptoFailure, line 0, if OpenSSL
+// refuses a key); wipes the bytes it parsed.
 KeyFileResult load_key_file(const char* text, std::size_t length, KeyRing* ring) noexcept;
 
 // Writes the kWidth characters of the public ID of `id` (>= 0) under the

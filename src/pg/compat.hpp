@@ -50,6 +50,16 @@ inline int my_proc_number() {
 #endif
 }
 
+// The index in the PGPROC array of another process's PGPROC (a parallel
+// worker's leader). 17 replaced PGPROC.pgprocno with GetNumberFromPGProc().
+inline int proc_number_of(const PGPROC* proc) {
+#if PG_VERSION_NUM >= 170000
+  return GetNumberFromPGProc(proc);
+#else
+  return proc->pgprocno;
+#endif
+}
+
 // Whether the checkpointer has taken up a non-empty synchronous_standby_names
 // (so commits wait for standbys). Minor releases since 2025 keep this as a
 // flag in sync_standbys_status; earlier ones as the bool

@@ -15,6 +15,7 @@
 #include "library.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
+#include "public_id.hpp"
 #include "registry/registry.hpp"
 #include "settings.hpp"
 
@@ -30,6 +31,7 @@ void _PG_init(void) {
   snowflake::pg::register_wal_resource_manager();
   snowflake::pg::request_node_memory();
   snowflake::pg::request_registry_memory();
+  snowflake::pg::request_public_id_memory();
   // pg_upgrade starts servers in binary-upgrade mode only to dump or restore
   // their schemas; the registry has nothing to do there.
   if (!IsBinaryUpgrade) snowflake::pg::register_registry_worker();

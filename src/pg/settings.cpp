@@ -205,8 +205,8 @@ void define_settings() {
   DefineCustomStringVariable(
       "snowflake.public_id_keys_file",
       "File of the keys of public IDs (snowflake_to_public, snowflake_from_public).",
-      "Read at server start and at every reload. Empty means no key: the functions refuse. Only "
-      "superusers can read the setting; no SQL reads the keys.",
+      "Read by the server at start and at every reload, never by a parallel worker. Empty means "
+      "no key: the functions refuse. Only superusers can read the setting; no SQL reads the keys.",
       &settings.public_id_keys_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_public_id_keys_file,
       assign_public_id_keys_file, nullptr);
 

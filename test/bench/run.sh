@@ -748,7 +748,11 @@ on_baseline() { SQL_SOCK=$BASE_SOCK SQL_PORT=$BASE_PORT "$@"; }
 # which generate_series does not touch), with the baseline preloaded.
 start_baseline_cluster() {
     HAVE_BASELINE=0
+    HAVE_BASELINE_PUBLIC_IDS=0
     [[ -n $BASELINE_SO ]] || return 0
+    BASELINE_PUBLIC_IDS=0
+    grep -qs 'FUNCTION snowflake_to_public' "$(dirname "$BASELINE_SO")"/sql/snowflake--*.sql &&
+        [[ -f $WORK/public_id.keys ]] && BASELINE_PUBLIC_IDS=1
     BASE_DATA=$WORK/baseline-data
     BASE_SOCK=$WORK/baseline-sock
     install -d -o postgres -g postgres -m 700 "$BASE_SOCK" "$BASE_DATA"
@@ -767,6 +771,10 @@ start_baseline_cluster() {
         echo "shared_preload_libraries = 'snowflake'"
         echo 'snowflake.datacenter_id = 1'
         echo 'snowflake.worker_id = 1'
+        # A baseline with public IDs (1.7 on) gets this tree's key.
+        if ((BASELINE_PUBLIC_IDS)); then
+            echo "snowflake.public_id_keys_file = '$WORK/public_id.keys'"
+        fi
     } >>"$BASE_DATA/postgresql.conf"
     log "starting the baseline cluster (snowflake $BASELINE_STATUS)"
     if ! as_pg "$PG_BINDIR/pg_ctl" -D "$BASE_DATA" -l "$WORK/pg/baseline.log" -w -t 300 start \
@@ -781,6 +789,14 @@ start_baseline_cluster() {
     on_baseline sql -f "$WORK/pg/setup.sql" >/dev/null
     on_baseline sql -c "CREATE FUNCTION snowflake_nextval() RETURNS bigint
                         AS '$BASELINE_SO', 'snowflake_nextval' LANGUAGE C VOLATILE" >/dev/null
+    if ((BASELINE_PUBLIC_IDS)); then
+        on_baseline sql -c "CREATE FUNCTION snowflake_to_public(bigint, text DEFAULT '') RETURNS text
+                            AS '$BASELINE_SO', 'snowflake_to_public' LANGUAGE C STABLE STRICT" \
+            -c "CREATE FUNCTION snowflake_from_public(text, text DEFAULT '') RETURNS bigint
+                AS '$BASELINE_SO', 'snowflake_from_public' LANGUAGE C STABLE STRICT" >/dev/null &&
+            on_baseline sql -c 'SELECT snowflake_to_public(1)' >/dev/null 2>&1 &&
+            HAVE_BASELINE_PUBLIC_IDS=1
+    fi
     # From 1.5 on, a new data directory issues once its check of the databases
     # has found no extension there (at most seconds, longer on a loaded
     # machine). A minute in all: one call may itself wait 15 s for the check.
@@ -796,9 +812,10 @@ start_baseline_cluster() {
     log "warning: $BASELINE_STATUS"
 }
 
-# Interleaved in each repetition: the floor and snowflake_nextval() at
-# max_lead = 1000 in this tree's cluster and in the baseline's, then the
-# floor and the three decodes. The baseline's rows are copied into the main
+# Interleaved in each repetition: the floor, snowflake_nextval() at
+# max_lead = 1000 and public IDs each way in this tree's cluster and in the
+# baseline's (public IDs where it has them), then the floor, the three
+# decodes and base32 each way. The baseline's rows are copied into the main
 # cluster for the report.
 run_release() {
     build_baseline
@@ -808,10 +825,16 @@ run_release() {
     for ((rep = 1; rep <= SQL_REPS; rep++)); do
         sql_run release floor 1 "$rep" "$SQL_ROWS" floor_this
         sql_run release snowflake_lead1000 1 "$rep" "$SQL_ROWS" nextval_this
+        sql_run release to_public 1 "$rep" "$SQL_ROWS" to_public_this
+        sql_run release public_round_trip 1 "$rep" "$SQL_ROWS" public_round_trip_this
         if ((HAVE_BASELINE)); then
             on_baseline sql_run release floor 1 "$rep" "$SQL_ROWS" floor_baseline
             HAVE_SNOWFLAKE=1 HAVE_MAX_LEAD=1 \
                 on_baseline sql_run release snowflake_lead1000 1 "$rep" "$SQL_ROWS" nextval_baseline
+            HAVE_PUBLIC_IDS=$HAVE_BASELINE_PUBLIC_IDS \
+                on_baseline sql_run release to_public 1 "$rep" "$SQL_ROWS" to_public_baseline
+            HAVE_PUBLIC_IDS=$HAVE_BASELINE_PUBLIC_IDS \
+                on_baseline sql_run release public_round_trip 1 "$rep" "$SQL_ROWS" public_round_trip_baseline
         fi
         sql_run decode floor 1 "$rep" "$SQL_ROWS"
         sql_run decode decode 1 "$rep" "$SQL_ROWS"
@@ -819,8 +842,6 @@ run_release() {
         sql_run decode decode_specification 1 "$rep" "$SQL_ROWS"
         sql_run decode to_base32 1 "$rep" "$SQL_ROWS"
         sql_run decode base32_round_trip 1 "$rep" "$SQL_ROWS"
-        sql_run decode to_public 1 "$rep" "$SQL_ROWS"
-        sql_run decode public_round_trip 1 "$rep" "$SQL_ROWS"
     done
     if ((HAVE_BASELINE)); then
         on_baseline sql -c '\copy (SELECT * FROM bench.sql_runs) TO STDOUT' |

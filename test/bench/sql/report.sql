@@ -162,9 +162,16 @@ SELECT * FROM (VALUES
     (6, 'decode', 'to_base32', '`snowflake_to_base32(id)`', 'to_base32'),
     (7, 'decode', 'base32_round_trip', '`snowflake_from_base32(snowflake_to_base32(id))`',
         'base32_round_trip'),
-    (8, 'decode', 'to_public', '`snowflake_to_public(id)` (AES-128)', 'to_base32'),
-    (9, 'decode', 'public_round_trip', '`snowflake_from_public(snowflake_to_public(id))`',
-        'base32_round_trip'))
+    (8, 'release', 'to_public_baseline',
+        format('`snowflake_to_public(id)` (AES-128): previous release, %s',
+               coalesce(bench.fact('release.baseline'), 'n/a')), 'to_public_baseline'),
+    (9, 'release', 'to_public_this', '`snowflake_to_public(id)` (AES-128): this tree',
+        'to_public_baseline'),
+    (10, 'release', 'public_round_trip_baseline',
+        format('`snowflake_from_public(snowflake_to_public(id))`: previous release, %s',
+               coalesce(bench.fact('release.baseline'), 'n/a')), 'public_round_trip_baseline'),
+    (11, 'release', 'public_round_trip_this',
+        '`snowflake_from_public(snowflake_to_public(id))`: this tree', 'public_round_trip_baseline'))
     AS v(ord, item, scheme, label, baseline);
 
 CREATE TEMP VIEW release_summary AS
@@ -179,6 +186,21 @@ SELECT s.ord, s.scheme, s.label, m.runs, m.marginal_ns, m.iqr_ns,
   FROM release_schemes s
   LEFT JOIN med m ON m.item = s.item AND m.scheme = s.scheme
   LEFT JOIN med b ON b.item = s.item AND b.scheme = s.baseline;
+
+-- Whether this tree's marginal cost of a scheme is within noise of the
+-- previous release's: at most its median plus the larger interquartile
+-- range. The figures, and the verdict (NULL: n/a).
+CREATE FUNCTION pg_temp.within_noise(this_scheme text, before_scheme text,
+                                     OUT measured text, OUT met boolean) LANGUAGE sql AS $$
+    WITH t AS (SELECT * FROM release_summary WHERE scheme = this_scheme),
+         b AS (SELECT * FROM release_summary WHERE scheme = before_scheme)
+    SELECT format('%s ns vs %s ns: %s × (interquartile ranges %s and %s ns)',
+                  bench.num((SELECT marginal_ns FROM t), 1), bench.num((SELECT marginal_ns FROM b), 1),
+                  bench.num((SELECT vs_baseline FROM t), 3), bench.num((SELECT iqr_ns FROM t), 1),
+                  bench.num((SELECT iqr_ns FROM b), 1)),
+           (SELECT marginal_ns FROM t)
+             <= (SELECT marginal_ns FROM b) + greatest((SELECT iqr_ns FROM t), (SELECT iqr_ns FROM b))
+$$;
 
 -- target: its text, the measured value, and whether it was met (NULL: n/a).
 CREATE TEMP VIEW targets (ord, target, measured, met) AS
@@ -195,14 +217,12 @@ WITH one AS (SELECT * FROM sql_one),
      ins_uuidv7 AS (SELECT * FROM pgbench_summary WHERE scheme = 'insert_uuidv7'),
      uuidv7 AS (SELECT * FROM one WHERE scheme = 'uuidv7'),
      core AS (SELECT * FROM bench.core WHERE name = 'injected_advancing/real_time/threads:1'),
-     this AS (SELECT * FROM release_summary WHERE scheme = 'nextval_this'),
-     previous AS (SELECT * FROM release_summary WHERE scheme = 'nextval_baseline'),
      preset AS (SELECT * FROM release_summary WHERE scheme = 'decode_preset'),
      one_argument AS (SELECT * FROM release_summary WHERE scheme = 'decode'),
-     to_public AS (SELECT * FROM release_summary WHERE scheme = 'to_public'),
-     from_public AS (SELECT (SELECT marginal_ns FROM release_summary WHERE scheme = 'public_round_trip')
-                            - (SELECT marginal_ns FROM release_summary WHERE scheme = 'to_public')
-                              AS marginal_ns),
+     to_public AS (SELECT * FROM release_summary WHERE scheme = 'to_public_this'),
+     from_public AS (SELECT (SELECT marginal_ns FROM release_summary
+                              WHERE scheme = 'public_round_trip_this')
+                            - (SELECT marginal_ns FROM to_public) AS marginal_ns),
      shm AS (SELECT bench.fact('snowflake.shmem_bytes')::bigint AS bytes)
 SELECT 1, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 ≤ 0.2 × that of `nextval()`',
        format('%s ns vs %s ns: %s ×',
@@ -265,14 +285,7 @@ SELECT 9, 'no allocation per call',
 UNION ALL
 SELECT 10, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 within noise of the '
            'previous release''s (at most its median plus the larger interquartile range)',
-       format('%s ns vs %s ns: %s × (interquartile ranges %s and %s ns)',
-              bench.num((SELECT marginal_ns FROM this), 1),
-              bench.num((SELECT marginal_ns FROM previous), 1),
-              bench.num((SELECT vs_baseline FROM this), 3),
-              bench.num((SELECT iqr_ns FROM this), 1), bench.num((SELECT iqr_ns FROM previous), 1)),
-       (SELECT marginal_ns FROM this)
-         <= (SELECT marginal_ns FROM previous)
-            + greatest((SELECT iqr_ns FROM this), (SELECT iqr_ns FROM previous))
+       w.measured, w.met FROM pg_temp.within_noise('nextval_this', 'nextval_baseline') w
 UNION ALL
 SELECT 11, '`snowflake_decode(id, ''twitter'')` ≤ 1.5 × `snowflake_decode(id)` (marginal cost)',
        format('%s ns vs %s ns: %s ×', bench.num((SELECT marginal_ns FROM preset), 1),
@@ -286,7 +299,14 @@ SELECT 12, 'marginal cost of `snowflake_to_public(id)` ≤ 1 µs',
 UNION ALL
 SELECT 13, 'marginal cost of `snowflake_from_public(text)` ≤ 1 µs (the round trip less `snowflake_to_public`)',
        format('%s ns', bench.num((SELECT marginal_ns FROM from_public), 1)),
-       (SELECT marginal_ns FROM from_public) <= 1000;
+       (SELECT marginal_ns FROM from_public) <= 1000
+UNION ALL
+SELECT 14, 'marginal cost of `snowflake_to_public(id)` within noise of the previous release''s',
+       w.measured, w.met FROM pg_temp.within_noise('to_public_this', 'to_public_baseline') w
+UNION ALL
+SELECT 15, 'marginal cost of `snowflake_from_public(snowflake_to_public(id))` within noise of the '
+           'previous release''s',
+       w.measured, w.met FROM pg_temp.within_noise('public_round_trip_this', 'public_round_trip_baseline') w;
 
 -- The document ----------------------------------------------------------
 
@@ -507,14 +527,14 @@ SELECT '## 6. This release against the previous one, and layouts per call';
 SELECT '';
 SELECT format('Item 2''s query over %s rows, one backend, in two clusters of the same PostgreSQL '
               'side by side: this tree''s, and one that preloads the previous release (%s), built '
-              'from git and never installed. In each repetition, interleaved: the floor and '
-              '`snowflake_nextval()` at max_lead = 1000 in each cluster, then the floor and '
-              '`snowflake_decode()` of the floor''s counter (IDs 1, 2, 3, ...) with and without a '
-              'layout per call, and its text forms each way (base32, and public IDs under an '
-              'AES-128 key; from_* is timed on to_*''s output: its own cost is the round trip less '
-              'to_*), in this tree''s. Marginal cost = (time − the same cluster''s floor '
-              'in the same repetition) / rows; median of %s repetitions, and the interquartile '
-              'range of the repetitions.',
+              'from git and never installed. In each repetition, interleaved: the floor, '
+              '`snowflake_nextval()` at max_lead = 1000 and public IDs each way (under one '
+              'AES-128 key, where the previous release has them) in each cluster, then the floor '
+              'and `snowflake_decode()` of the floor''s counter (IDs 1, 2, 3, ...) with and '
+              'without a layout per call, and base32 each way, in this tree''s. from_* is timed '
+              'on to_*''s output: its own cost is the round trip less to_*. Marginal cost = (time '
+              '− the same cluster''s floor in the same repetition) / rows; median of %s '
+              'repetitions, and the interquartile range of the repetitions.',
               bench.num(bench.fact('sql.rows')::float8),
               coalesce(bench.fact('release.baseline'), 'n/a'), bench.fact('run.reps'));
 SELECT '';

@@ -3,7 +3,7 @@
 -- to add to postgresql.conf.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
-SELECT plan(10);
+SELECT plan(13);
 
 \ir ../error_of.sql
 
@@ -23,6 +23,17 @@ SELECT is((SELECT worker_id FROM snowflake_decode(1541815603606036480)), 26, 'de
 SELECT is(snowflake_from_base32(snowflake_to_base32(123456789)), 123456789::bigint, 'base32 works');
 SELECT throws_ok('SELECT snowflake_to_public(1)', '55000', 'no key for public IDs is configured',
                  'public IDs need a key, preloaded or not');
+-- A parallel worker never reads the key file, and without the preload it
+-- cannot have its leader's keys: a call in one fails, saying so (issue 45);
+-- with no worker, the session answers itself.
+SELECT is(set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+                          THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'on', true),
+          'on', 'statements run in a parallel worker');
+SELECT throws_ok('SELECT snowflake_to_public(1)', '55000', 'a parallel worker has no key for public IDs',
+                 'without the preload, a call in a parallel worker has no key');
+SET LOCAL max_parallel_workers = 0;
+SELECT throws_ok('SELECT snowflake_to_public(1)', '55000', 'no key for public IDs is configured',
+                 'with max_parallel_workers = 0, the session calls it itself');
 
 SELECT * FROM finish();
 ROLLBACK;
