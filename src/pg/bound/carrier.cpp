@@ -346,15 +346,17 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
                     errdetail("The restored database holds IDs of this node's identity issued "
                               "up to %s; IDs are issued above them from now on.",
                               carried_text(restored))));
-      if (lead_ms > settings.max_lead_ms) {
+      if (lead_ms > static_cast<int64_t>(settings.max_lead_ms) + settings.max_clock_backward_wait_ms) {
         ereport(WARNING,
                 (errcode(ERRCODE_WARNING),
                  errmsg("the restored snowflake bound is %lld ms ahead of the clock",
                         static_cast<long long>(lead_ms)),
                  errdetail("The restored database holds IDs issued up to %s, and this node "
-                           "issues above them: snowflake_nextval() waits or fails until the "
-                           "clock is within snowflake.max_lead (%d ms) of that time.",
-                           carried_text(restored), settings.max_lead_ms),
+                           "issues above them: snowflake_nextval() fails until the clock is "
+                           "within snowflake.max_lead (%d ms) and "
+                           "snowflake.max_clock_backward_wait (%d ms) of that time.",
+                           carried_text(restored), settings.max_lead_ms,
+                           settings.max_clock_backward_wait_ms),
                  errhint("Wait for the clock, or give this node a snowflake.worker_id that no "
                          "other node uses.")));
       }
