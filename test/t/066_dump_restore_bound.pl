@@ -163,6 +163,11 @@ $custom_node->command_ok(
 is($custom_node->safe_psql('shop', 'SELECT count(*), max(ids_before) FROM snowflake_dump_bound'),
 	"1|$carried", 'custom: the restored row is merged into the one row');
 took_bound($custom_node);
+# The restore raised the node's bound, not only the database's: another
+# database's first ID lies above A's too.
+$custom_node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+cmp_ok($custom_node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $highest,
+	'custom: the first ID of another database lies above every ID A issued');
 issues_above($custom_node, 'pg_dump -Fc, pg_restore');
 $custom_node->stop;
 

@@ -346,7 +346,8 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
                     errdetail("The restored database holds IDs of this node's identity issued "
                               "up to %s; IDs are issued above them from now on.",
                               carried_text(restored))));
-      if (lead_ms > static_cast<int64_t>(settings.max_lead_ms) + settings.max_clock_backward_wait_ms) {
+      if (lead_ms >
+          static_cast<int64_t>(settings.max_lead_ms) + settings.max_clock_backward_wait_ms) {
         ereport(WARNING,
                 (errcode(ERRCODE_WARNING),
                  errmsg("the restored snowflake bound is %lld ms ahead of the clock",
