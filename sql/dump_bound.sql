@@ -17,7 +17,8 @@ SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull
 -- Every ID returned lies below it, raised in place (no new row version).
 SELECT ctid AS row_before FROM snowflake_dump_bound \gset
 SELECT snowflake_nextval() AS id \gset
-SELECT ids_before > :id AS above_the_id, ctid = :'row_before' AS same_row_version
+SELECT ids_before > :id AS above_the_id, ctid = :'row_before' AS same_row_version,
+       system_identifier = (SELECT system_identifier FROM pg_control_system()) AS this_clusters
   FROM snowflake_dump_bound;
 SELECT max(id) AS generated FROM snowflake_generate(10000) id \gset
 SELECT ids_before > :generated AS above_generate FROM snowflake_dump_bound;
@@ -46,7 +47,7 @@ SELECT snowflake_dump_bound_refuse();
 
 -- An INSERT (a restore's row) is merged: one row still, never lowered.
 SELECT ids_before AS carried FROM snowflake_dump_bound \gset
-INSERT INTO snowflake_dump_bound VALUES (1);
+INSERT INTO snowflake_dump_bound VALUES (1, 0);
 SELECT count(*), ids_before = :carried AS not_lowered FROM snowflake_dump_bound GROUP BY ids_before;
 -- A role that may not run snowflake_set_bound: a bound further ahead than
 -- snowflake.max_lead (0 here) is refused with a WARNING, neither taken nor
@@ -56,9 +57,9 @@ CREATE ROLE regress_dump_bound_restorer;
 SET ROLE regress_dump_bound_restorer;
 \set VERBOSITY terse
 SELECT snowflake_max_id(now() + interval '1 day') AS far \gset
-INSERT INTO snowflake_dump_bound VALUES (:far);
+INSERT INTO snowflake_dump_bound VALUES (:far, 1);
 SELECT ids_before < :far AS refused_bound_not_carried FROM snowflake_dump_bound;
-INSERT INTO snowflake_dump_bound VALUES (snowflake_max_id(now() - interval '1 s'));
+INSERT INTO snowflake_dump_bound VALUES (snowflake_max_id(now() - interval '1 s'), 1);
 SELECT count(*) AS still_one_row FROM snowflake_dump_bound;
 \set VERBOSITY default
 RESET ROLE;
@@ -69,10 +70,12 @@ SET ROLE regress_dump_bound_restorer;
 SELECT snowflake_max_id(clock_timestamp() + interval '1.5 s') + 1 AS granted \gset
 -- (Quietly: the WARNING that IDs wait for the clock gives times.)
 SET client_min_messages = error;
-INSERT INTO snowflake_dump_bound VALUES (:granted);
+INSERT INTO snowflake_dump_bound VALUES (:granted, 1);
 RESET client_min_messages;
 RESET ROLE;
-SELECT count(*), ids_before = :granted AS raised FROM snowflake_dump_bound GROUP BY ids_before;
+SELECT count(*), ids_before = :granted AS raised,
+       system_identifier = (SELECT system_identifier FROM pg_control_system()) AS taken_as_this_clusters
+  FROM snowflake_dump_bound GROUP BY ids_before, system_identifier;
 SELECT durable_until >= snowflake_timestamp(:granted) AS node_bound_raised FROM snowflake_status;
 REVOKE EXECUTE ON FUNCTION snowflake_set_bound(timestamptz, boolean) FROM regress_dump_bound_restorer;
 DROP ROLE regress_dump_bound_restorer;

@@ -3,7 +3,11 @@
 
 -- The dump carries the bound (issue 44) --------------------------------------
 -- snowflake_dump_bound: one row, ids_before, above every ID this node issued
--- in this database. A configuration table of the extension, so pg_dump and
+-- in this database, and system_identifier, the cluster whose bound covers it
+-- (a restart after a clean shutdown lowers this cluster's own bound to the
+-- exact one, and need not take its own row again; another cluster's row,
+-- upgraded or restored without the trigger, is taken by the first ID issued
+-- here). A configuration table of the extension, so pg_dump and
 -- pg_dumpall dump its row with the database's data. The backends of this
 -- database raise the row in place to the node's durable bound before they
 -- return IDs at or past it (src/pg/bound/carrier.cpp states the protocol);
@@ -14,12 +18,16 @@
 -- restore writes it; the trigger decides what a role may give the node).
 -- The first row is inserted through the trigger, which raises it to the
 -- node's bound where it is known (0 where it is not: it vouches for nothing).
-CREATE TABLE snowflake_dump_bound (ids_before bigint NOT NULL);
+CREATE TABLE snowflake_dump_bound (
+    ids_before bigint NOT NULL,
+    system_identifier bigint NOT NULL);
 
 COMMENT ON TABLE snowflake_dump_bound IS
     'One row: every ID this node issued in this database is below ids_before; pg_dump carries it, and a restore raises the node''s bound to it';
 COMMENT ON COLUMN snowflake_dump_bound.ids_before IS
     'An ID above every ID this node issued in this database (as a number, whatever the layout)';
+COMMENT ON COLUMN snowflake_dump_bound.system_identifier IS
+    'The system identifier (as pg_control_system() shows it) of the cluster whose bound covers ids_before';
 
 CREATE FUNCTION snowflake_dump_bound_insert() RETURNS trigger
     AS 'MODULE_PATHNAME', 'snowflake_dump_bound_insert'
@@ -45,7 +53,7 @@ CREATE TRIGGER snowflake_dump_bound_refuse BEFORE UPDATE OR DELETE ON snowflake_
 CREATE TRIGGER snowflake_dump_bound_refuse_truncate BEFORE TRUNCATE ON snowflake_dump_bound
     FOR EACH STATEMENT EXECUTE FUNCTION snowflake_dump_bound_refuse();
 
-INSERT INTO snowflake_dump_bound VALUES (0);
+INSERT INTO snowflake_dump_bound VALUES (0, 0);
 
 SELECT pg_catalog.pg_extension_config_dump('snowflake_dump_bound', '');
 

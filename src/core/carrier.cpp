@@ -18,13 +18,13 @@ int64_t bound_of(const Layout& layout, int64_t carried) noexcept {
 }
 
 AfterRead after_read(const Layout& layout, int64_t written_until, int64_t carried,
-                     int64_t first_id) noexcept {
+                     int64_t carried_elsewhere, int64_t first_id) noexcept {
   AfterRead after;
   int64_t until = written_until;
-  if (carried > of_bound(layout, written_until)) {
+  if (carried_elsewhere > of_bound(layout, written_until)) {
     after.adopt = true;
-    after.adopt_until = bound_of(layout, carried);
-    after.reserve_again = first_id < carried;
+    after.adopt_until = bound_of(layout, carried_elsewhere);
+    after.reserve_again = first_id < carried_elsewhere;
     until = std::max(until, after.adopt_until);
   }
   after.raise_to = of_bound(layout, until);

@@ -8,14 +8,18 @@
 // The rules:
 //   - each database with the extension holds a carrier: an ID above every ID
 //     this node issued in it (as a number: IDs compare so whatever the layout
-//     or epoch of whoever reads it); it only rises;
+//     or epoch of whoever reads it), and the system identifier of the cluster
+//     whose bound covers it; it only rises;
 //   - a backend returns IDs only below the carrier: before returning IDs at
 //     or past the value it last saw, it reads the carrier and raises it to
 //     the node's written durable bound (above every ID the node may issue
-//     before writing another);
-//   - a carrier above the node's written bound came from elsewhere (a restore
-//     that bypassed the trigger): the node takes it as its bound first, and
-//     IDs reserved below it are dropped and reserved again;
+//     before writing another), as this cluster's;
+//   - a carrier of another cluster above the node's written bound came with
+//     the data (a restore that bypassed the trigger, pg_upgrade): the node
+//     takes it as its bound first, and IDs reserved below it are dropped and
+//     reserved again. This cluster's own carrier is covered by its own bound
+//     files, which a clean shutdown lowers to the exact bound: taking it
+//     again would hold the first IDs after every restart back;
 //   - a restored row gives the node its value as a bound (never lowering the
 //     node's) if the restoring role may give bounds, or if the value lies at
 //     most max_lead ahead of the clock (as far as any role issuing IDs may
@@ -39,8 +43,9 @@ int64_t bound_of(const Layout& layout, int64_t carried) noexcept;
 
 // What a backend does after reading the carrier, before returning its run of
 // IDs starting at `first_id`: the node's written durable bound is
-// `written_until`, and the carrier's largest row `carried` (0: none, or no
-// carrier in this database).
+// `written_until`, the carrier's largest row `carried` (0: none, or no
+// carrier in this database), and the largest of the rows another cluster
+// wrote `carried_elsewhere` (0: none).
 struct AfterRead {
   bool adopt = false;          // make adopt_until the node's bound first
   int64_t adopt_until = 0;     // (a timestamp of the layout)
@@ -49,7 +54,7 @@ struct AfterRead {
   int64_t covered_below = 0;   // the backend may return IDs below this unread
 };
 AfterRead after_read(const Layout& layout, int64_t written_until, int64_t carried,
-                     int64_t first_id) noexcept;
+                     int64_t carried_elsewhere, int64_t first_id) noexcept;
 
 // What a restored row of value `restored` gives the node whose written bound
 // is `written_until`, restored by a role that may give bounds (`may_give`) or

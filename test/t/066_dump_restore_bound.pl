@@ -90,8 +90,11 @@ my $all = "$tmp/all.sql";
 $old->command_ok([ 'pg_dump', '-Fc', '-d', $old->connstr('shop'), '-f', $custom ], 'pg_dump -Fc');
 $old->command_ok([ 'pg_dump', '-d', $old->connstr('shop'), '-f', $plain ], 'pg_dump, plain');
 $old->command_ok([ 'pg_dumpall', '-d', $old->connstr('postgres'), '-f', $all ], 'pg_dumpall');
-like(slurp_file($plain), qr/^COPY public\.snowflake_dump_bound \(ids_before\) FROM stdin;\n$carried\n\\\.$/m,
-	'the plain dump holds the row');
+my $system = $old->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
+like(
+	slurp_file($plain),
+	qr/^COPY public\.snowflake_dump_bound \(ids_before, system_identifier\) FROM stdin;\n$carried\t$system\n\\\.$/m,
+	'the plain dump holds the row, with A\'s system identifier');
 $old->wait_for_catchup($standby, 'replay', $old->lsn('insert'));
 my $from_standby = "$tmp/standby.dump";
 $standby->command_ok([ 'pg_dump', '-Fc', '-d', $standby->connstr('shop'), '-f', $from_standby ],

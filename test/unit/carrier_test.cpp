@@ -46,28 +46,46 @@ TEST(Carrier, AnotherLayoutReadsTheSameValueAsABoundToo) {
 TEST(Carrier, ABackendRaisesTheCarrierToTheWrittenBound) {
   const Layout layout;
   const carrier::AfterRead after =
-      carrier::after_read(layout, 5000, carrier::of_bound(layout, 4000), layout.min_id(4500));
+      carrier::after_read(layout, 5000, carrier::of_bound(layout, 4000), 0, layout.min_id(4500));
   EXPECT_FALSE(after.adopt);
   EXPECT_FALSE(after.reserve_again);
   EXPECT_EQ(after.raise_to, carrier::of_bound(layout, 5000));
   EXPECT_EQ(after.covered_below, carrier::of_bound(layout, 5000));
   // No carrier at all (1.7, or no row): covered up to the written bound.
-  const carrier::AfterRead none = carrier::after_read(layout, 5000, 0, layout.min_id(4500));
+  const carrier::AfterRead none = carrier::after_read(layout, 5000, 0, 0, layout.min_id(4500));
   EXPECT_FALSE(none.adopt);
   EXPECT_EQ(none.covered_below, carrier::of_bound(layout, 5000));
 }
 
-TEST(Carrier, ACarrierAboveTheNodesBoundIsTakenAndTheRunReservedAgain) {
+TEST(Carrier, AnotherClustersCarrierAboveTheNodesBoundIsTakenAndTheRunReservedAgain) {
   const Layout layout;
   const int64_t carried = layout.max_id(9000) + 1;
-  const carrier::AfterRead after = carrier::after_read(layout, 5000, carried, layout.min_id(4500));
+  const carrier::AfterRead after =
+      carrier::after_read(layout, 5000, carried, carried, layout.min_id(4500));
   EXPECT_TRUE(after.adopt);
   EXPECT_EQ(after.adopt_until, 9001);
   EXPECT_TRUE(after.reserve_again);
   EXPECT_GE(after.raise_to, carried);
   EXPECT_GE(after.covered_below, carried);
   // A run already above it is kept.
-  EXPECT_FALSE(carrier::after_read(layout, 5000, carried, layout.min_id(9001)).reserve_again);
+  EXPECT_FALSE(
+      carrier::after_read(layout, 5000, carried, carried, layout.min_id(9001)).reserve_again);
+}
+
+TEST(Carrier, ThisClustersOwnCarrierAboveItsExactBoundIsNotTakenAgain) {
+  // After a clean shutdown the state file holds the exact bound (4600), below
+  // the durable bound (5600) the carrier was raised to: the first IDs after
+  // the restart are not held back to it, and lie below the row.
+  const Layout layout;
+  const int64_t carried = carrier::of_bound(layout, 5600);
+  const carrier::AfterRead after =
+      carrier::after_read(layout, 4600, carried, 0, layout.min_id(4601));
+  EXPECT_FALSE(after.adopt);
+  EXPECT_FALSE(after.reserve_again);
+  EXPECT_EQ(after.covered_below, carried);
+  // Another cluster's row below it changes nothing either.
+  EXPECT_FALSE(
+      carrier::after_read(layout, 4600, carried, carrier::of_bound(layout, 4000), 0).adopt);
 }
 
 TEST(Carrier, ARestoredRowAtOrBelowTheNodesBoundGivesNothing) {

@@ -126,19 +126,30 @@ Oid find_carrier() {
   return relation;
 }
 
-// Whether the table is as the extension made it: a heap whose first column
-// is the bigint. The row is read and written at that column's place.
+// Whether the table is as the extension made it: a heap whose first two
+// columns are bigints, ids_before and system_identifier. A row is read and
+// written at their places.
 bool carrier_shaped(Relation relation) {
   const TupleDesc descriptor = RelationGetDescr(relation);
-  return relation->rd_rel->relkind == RELKIND_RELATION &&
-         relation->rd_rel->relam == HEAP_TABLE_AM_OID && descriptor->natts >= 1 &&
-         !TupleDescAttr(descriptor, 0)->attisdropped &&
-         TupleDescAttr(descriptor, 0)->atttypid == INT8OID;
+  if (relation->rd_rel->relkind != RELKIND_RELATION ||
+      relation->rd_rel->relam != HEAP_TABLE_AM_OID || descriptor->natts < 2)
+    return false;
+  for (int column = 0; column < 2; column++) {
+    const Form_pg_attribute attribute = TupleDescAttr(descriptor, column);
+    if (attribute->attisdropped || attribute->atttypid != INT8OID) return false;
+  }
+  return true;
 }
 
-// The bigint of the row at `offset` of the locked `buffer`, if the row is
-// live (committed, or this transaction's, and not deleted): the first column,
-// at the start of the tuple's data (8-byte aligned, as every tuple's data).
+// This cluster's system identifier, as pg_control_system() shows it.
+int64_t this_system() {
+  return static_cast<int64_t>(GetSystemIdentifier());
+}
+
+// The two bigints of the row at `offset` of the locked `buffer`, if the row
+// is live (committed, or this transaction's, and not deleted): the first
+// columns, at the start of the tuple's data (8-byte aligned, as every
+// tuple's data).
 int64_t* value_at(Relation relation, Buffer buffer, OffsetNumber offset) {
   const Page page = BufferGetPage(buffer);
   if (offset > PageGetMaxOffsetNumber(page)) return nullptr;
@@ -150,16 +161,22 @@ int64_t* value_at(Relation relation, Buffer buffer, OffsetNumber offset) {
   tuple.t_tableOid = RelationGetRelid(relation);
   ItemPointerSet(&tuple.t_self, BufferGetBlockNumber(buffer), offset);
   if (!HeapTupleSatisfiesVisibility(&tuple, SnapshotSelf, buffer)) return nullptr;
-  if (HeapTupleHasNulls(&tuple) && att_isnull(0, tuple.t_data->t_bits)) return nullptr;
-  if (tuple.t_len < tuple.t_data->t_hoff + sizeof(int64_t)) return nullptr;
+  if (HeapTupleHasNulls(&tuple) &&
+      (att_isnull(0, tuple.t_data->t_bits) || att_isnull(1, tuple.t_data->t_bits)))
+    return nullptr;
+  if (HeapTupleHeaderGetNatts(tuple.t_data) < 2 ||
+      tuple.t_len < tuple.t_data->t_hoff + 2 * sizeof(int64_t))
+    return nullptr;
   return reinterpret_cast<int64_t*>(reinterpret_cast<char*>(tuple.t_data) + tuple.t_data->t_hoff);
 }
 
-// The live rows of the carrier: the largest value, and where the first is
-// (the row raises go to). Read under each page's lock, so never half written.
+// The live rows of the carrier: the largest value, the largest another
+// cluster wrote, and where the first row is (the one raises go to). Read
+// under each page's lock, so never half written.
 struct Carried {
   bool found = false;
   int64_t largest = 0;
+  int64_t largest_elsewhere = 0;
   int64_t first_value = 0;
   ItemPointerData first;
 };
@@ -179,16 +196,19 @@ Carried read_carrier(Relation relation) {
         carried.first_value = *value;
         ItemPointerSet(&carried.first, block, offset);
       }
-      carried.largest = std::max(carried.largest, *value);
+      carried.largest = std::max(carried.largest, value[0]);
+      if (value[1] != this_system())
+        carried.largest_elsewhere = std::max(carried.largest_elsewhere, value[0]);
     }
     UnlockReleaseBuffer(buffer);
   }
   return carried;
 }
 
-// Raises the row at `row` to `value` in place, never lowering it: under the
-// buffer's exclusive lock, in a generic WAL record.
-void raise_row(Relation relation, const ItemPointerData& row, int64_t value) {
+// Raises the row at `row` to `value`, covered by the bound of the cluster
+// `system`, in place, never lowering it: under the buffer's exclusive lock,
+// in a generic WAL record.
+void raise_row(Relation relation, const ItemPointerData& row, int64_t value, int64_t system) {
   const Buffer buffer = ReadBuffer(relation, ItemPointerGetBlockNumber(&row));
   LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
   const int64_t* at = value_at(relation, buffer, ItemPointerGetOffsetNumber(&row));
@@ -197,7 +217,9 @@ void raise_row(Relation relation, const ItemPointerData& row, int64_t value) {
     GenericXLogState* record = GenericXLogStart(relation);
     const Page copy = GenericXLogRegisterBuffer(record, buffer, 0);
     const ptrdiff_t place = reinterpret_cast<const char*>(at) - reinterpret_cast<const char*>(page);
-    *reinterpret_cast<int64_t*>(copy + place) = value;
+    auto* values = reinterpret_cast<int64_t*>(copy + place);
+    values[0] = value;
+    values[1] = system;
     (void)GenericXLogFinish(record);
   }
   UnlockReleaseBuffer(buffer);
@@ -249,27 +271,27 @@ bool carry(int64_t first_id) {
     }
   }
   const Carried carried = relation != nullptr ? read_carrier(relation) : Carried{};
-  const carrier::AfterRead after =
-      carrier::after_read(settings.layout, written_until(), carried.largest, first_id);
+  const carrier::AfterRead after = carrier::after_read(
+      settings.layout, written_until(), carried.largest, carried.largest_elsewhere, first_id);
   if (after.adopt) {
-    take_bound(carried.largest);
+    take_bound(carried.largest_elsewhere);
     ereport(LOG, (errmsg("snowflake: took the bound in snowflake_dump_bound of database \"%s\", "
                          "above this node's",
                          get_database_name(MyDatabaseId)),
                   errdetail("The table says this database holds IDs of this node's identity "
-                            "issued up to %s; a restore wrote it without its trigger. IDs are "
-                            "issued above it from now on.",
-                            carried_text(carried.largest))));
+                            "issued up to %s by another cluster (restored without the table's "
+                            "trigger, or upgraded). IDs are issued above them from now on.",
+                            carried_text(carried.largest_elsewhere))));
   }
   if (carried.found && carried.first_value < after.raise_to)
-    raise_row(relation, carried.first, after.raise_to);
+    raise_row(relation, carried.first, after.raise_to, this_system());
   if (relation != nullptr && !carried.found && !reported_rowless) {
     reported_rowless = true;
     ereport(WARNING,
             (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
              errmsg("snowflake_dump_bound has no row, so a dump of this database carries no bound"),
              errdetail("The row was deleted with the table's triggers bypassed."),
-             errhint("INSERT INTO %s VALUES (0); its trigger raises the new row to this node's "
+             errhint("INSERT INTO %s VALUES (0, 0); its trigger raises the new row to this node's "
                      "bound.",
                      qualified_carrier(relation))));
   }
@@ -321,8 +343,10 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
   if (!carrier_shaped(relation))
     elog(ERROR, "snowflake_dump_bound is not as the snowflake extension made it");
   bool is_null = false;
-  const Datum datum = heap_getattr(data->tg_trigtuple, 1, RelationGetDescr(relation), &is_null);
+  Datum datum = heap_getattr(data->tg_trigtuple, 1, RelationGetDescr(relation), &is_null);
   const int64_t restored = is_null ? 0 : std::max<int64_t>(DatumGetInt64(datum), 0);
+  datum = heap_getattr(data->tg_trigtuple, 2, RelationGetDescr(relation), &is_null);
+  const int64_t restored_system = is_null ? 0 : DatumGetInt64(datum);
   const snowflake::Layout& layout = settings.layout;
 
   // With the preload, the node's bound; without, no ID is issued on this
@@ -330,12 +354,18 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
   const bool preloaded = shared_node != nullptr;
   const int64_t written = preloaded ? written_until() : 0;
   const int64_t clock_ms = unix_ms_from_timestamptz(GetCurrentTimestamp()) - layout.epoch_ms();
+  // What the row becomes: the value, and the cluster whose bound covers it
+  // (this one's once it is taken; while this one's is not known, the
+  // restored row's, so that the first ID issued here takes it even after a
+  // restart).
   int64_t merged = restored;
+  int64_t merged_system = this_system();
   switch (carrier::admit(layout, restored, written, may_give_bounds(relation), clock_ms,
                          settings.max_lead_ms)) {
     case carrier::Admission::kCovered:
       break;
     case carrier::Admission::kTaken: {
+      if (!preloaded || bound_state() != BoundState::kKnown) merged_system = restored_system;
       if (!preloaded) break;
       take_bound(restored);
       const int64_t last_unit = carrier::bound_of(layout, restored) - 1;
@@ -378,26 +408,28 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
                          carried_text(restored),
                          static_cast<long long>(layout.start_ms(last_unit) - clock_ms),
                          settings.max_lead_ms),
-               errhint("As a superuser, in database \"%s\": INSERT INTO %s VALUES (%lld);",
+               errhint("As a superuser, in database \"%s\": INSERT INTO %s VALUES (%lld, %lld);",
                        get_database_name(MyDatabaseId), qualified_carrier(relation),
-                       static_cast<long long>(restored))));
+                       static_cast<long long>(restored), static_cast<long long>(restored_system))));
       break;
     }
   }
 
   const Carried carried = read_carrier(relation);
   if (carried.found) {
-    if (carried.first_value < merged) raise_row(relation, carried.first, merged);
+    if (carried.first_value < merged) raise_row(relation, carried.first, merged, merged_system);
     return PointerGetDatum(nullptr);  // merged: no second row
   }
-  // The table's first row.
+  // The table's first row (the update script's, or one the WARNING of
+  // carry() asks for).
   const bool known = preloaded && bound_state() == BoundState::kKnown;
-  Datum value = Int64GetDatum(
-      std::max(merged, known ? carrier::of_bound(layout, written_until()) : int64_t{0}));
-  bool value_null = false;
-  int column = 1;
+  const int64_t covered = known ? carrier::of_bound(layout, written_until()) : 0;
+  Datum values[2] = {Int64GetDatum(std::max(merged, covered)),
+                     Int64GetDatum(merged > covered ? merged_system : this_system())};
+  bool nulls[2] = {false, false};
+  int columns[2] = {1, 2};
   return PointerGetDatum(heap_modify_tuple_by_cols(data->tg_trigtuple, RelationGetDescr(relation),
-                                                   1, &column, &value, &value_null));
+                                                   2, columns, values, nulls));
 }
 
 // BEFORE UPDATE OR DELETE for each row, BEFORE TRUNCATE for each statement.
@@ -412,7 +444,7 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_refuse) {
        errdetail("Its row is the bound above this node's IDs in this database, which pg_dump "
                  "carries; the backends raise it in place, and a new version of the row "
                  "would lose their raises."),
-       errhint("To carry a higher bound, INSERT INTO %s VALUES (...): the row rises to it, "
+       errhint("To carry a higher bound, INSERT INTO %s VALUES (the ID, 0): the row rises to it, "
                "and never falls. DROP EXTENSION snowflake removes the table.",
                qualified_carrier(data->tg_relation))));
   PG_RETURN_NULL();
