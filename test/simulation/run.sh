@@ -5,7 +5,9 @@
 #      lease automatically), then one seed with 1,000 nodes: no duplicate, no
 #      ID out of order, no restart within its lease that lost its identity;
 #      then seeds whose restores bring another system's pg_snowflake/ half
-#      the time (--foreign-state-files): no duplicate either;
+#      the time (--foreign-state-files): no duplicate either; then seeds that
+#      move nodes by pg_dump and a restore under the same identity
+#      (--dump-restores): no duplicate either;
 #   2. each mutant (a safeguard removed) must yield a duplicate within a few
 #      seeds, and no-floor also with every node leasing automatically; the
 #      mutants of the durable bound's rules (src/core/bound.hpp) through the
@@ -23,6 +25,7 @@ cd "$(dirname "$0")/../.."
 # the seeds with another system's state files take 2 s of them).
 budget=${SIMULATION_BUDGET_S:-10}
 foreign_budget=$((budget > 4 ? 2 : 1))
+dump_budget=$((budget > 6 ? 2 : 1))
 build=build/simulation
 cmake -S test/simulation -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j 2 >/dev/null
@@ -30,7 +33,7 @@ sim=$build/snowflake_sim
 status=0
 
 echo "--- seeds (50 nodes each) ---"
-"$sim" --seed 1 --seeds 100000 --nodes 50 --duration-s 120 --budget-s "$((budget - foreign_budget))" ||
+"$sim" --seed 1 --seeds 100000 --nodes 50 --duration-s 120 --budget-s "$((budget - foreign_budget - dump_budget))" ||
     status=1
 echo "--- seeds whose restores bring another system's pg_snowflake/ (issue 37) ---"
 # The start takes a state file of another system for none of its own: the
@@ -38,6 +41,11 @@ echo "--- seeds whose restores bring another system's pg_snowflake/ (issue 37) -
 # whose IDs only their bound keeps apart.
 "$sim" --foreign-state-files --registryless 25 --seed 1 --seeds 100000 --nodes 50 \
     --duration-s 120 --budget-s "$foreign_budget" | grep -v '^  faults:' || status=1
+echo "--- seeds that move nodes by pg_dump and a restore under the same identity (issue 44) ---"
+# The restore's trigger (or the first ID) takes the carrier of the old node's
+# bound; 25 nodes without the registry, whose IDs only their bound keeps apart.
+"$sim" --dump-restores --registryless 25 --seed 1 --seeds 100000 --nodes 50 \
+    --duration-s 120 --budget-s "$dump_budget" | grep -v '^  faults:' || status=1
 echo "--- one seed with 1,000 nodes ---"
 "$sim" --seed 1 --nodes 1000 --duration-s 20 || status=1
 
@@ -57,11 +65,14 @@ done
 # alone (25 of them here, besides the 50): pg_upgrade's mark, no vouch while
 # unknown, the drop's mark, the synchronous standby's wait, and, with
 # restores that bring another system's pg_snowflake/, the system identifier
-# of the state file (a duplicate at seeds 1, 9, 7, 1 and 4 today).
+# of the state file, and, with nodes moved by pg_dump, the carrier taken
+# (a duplicate at seeds 2, 9, 7, 1, 4 and 2 today: upgrade-without-mark no
+# longer at seed 1, where the first ID now takes the old cluster's carrier).
 for mutant in upgrade-without-mark vouch-on-create no-drop-mark no-sync-wait \
-    foreign-state-trusted; do
+    foreign-state-trusted no-dump-adoption; do
     extra=()
     [ "$mutant" = foreign-state-trusted ] && extra=(--foreign-state-files)
+    [ "$mutant" = no-dump-adoption ] && extra=(--dump-restores)
     "$sim" --mutant "$mutant" "${extra[@]}" --registryless 25 --seed 1 --seeds 40 --nodes 50 \
         --duration-s 120 --expect-duplicate | grep -v '^  faults:' || status=1
 done

@@ -55,6 +55,8 @@ enum class Mutant {
   kNoDropMark,           // a drop while the bound is not known marks nothing
   kNoSyncWait,           // a bound used before the synchronous standby has it
   kForeignStateTrusted,  // a start trusts another system's state file (before issue 37)
+  // The dump's carrier of the bound (src/core/carrier.hpp; with --dump-restores):
+  kNoDumpAdoption,  // a restored carrier is merged, never taken as the bound (before issue 44)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -84,6 +86,12 @@ struct Config {
   // unknown until an operator gives it (the mutant foreign-state-trusted
   // trusts it, and issues the node's IDs again; doc/simulation.md).
   bool foreign_state_files = false;
+  // A tenth of the faults (drawn apart, after the others) move a node by
+  // pg_dump: it stops, and its database is restored into a new cluster (a
+  // new system identifier, an empty pg_snowflake/) with the same identity,
+  // which the restore's trigger or the first ID gives the old node's bound
+  // through snowflake_dump_bound (issue 44).
+  bool dump_restores = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -108,6 +116,8 @@ struct Figures {
   uint64_t operator_bounds = 0;      // bounds an operator gave to a node that refused IDs
   uint64_t registry_reverts = 0;     // failovers of the registry that lost commits
   uint64_t foreign_states = 0;       // restores with another node's pg_snowflake/
+  uint64_t dump_restores = 0;        // nodes moved by pg_dump and a restore (--dump-restores)
+  uint64_t dump_adoptions = 0;       // ... whose carrier the first ID took, not the trigger
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

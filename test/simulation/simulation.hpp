@@ -59,6 +59,9 @@ class World {
   void drop_create(Node& node);
   void upgrade(Node& node);
   void new_server(Node& node);
+  bool carry(Node& node, int b);
+  void dump_restore(Node& node);
+  void restore_dump(Node& node);
   int64_t node_field(const Node& node) const;
   void note(const std::string& what);
   void dispatch(const Event& event);
