@@ -49,10 +49,12 @@
 
 #include "../../core/carrier.hpp"
 #include "../boundary.hpp"
+#include "bound_check.hpp"
 #include "durable.hpp"
 #include "../node.hpp"
 #include "../node_memory.hpp"
 #include "../postgres.hpp"
+#include "../registry/registry.hpp"
 #include "../settings.hpp"
 #include "../time.hpp"
 
@@ -249,6 +251,34 @@ void take_bound(int64_t carried) {
     node_generator()->raise_floor(until);
 }
 
+// While the databases are checked (a new cluster's first seconds: its
+// pg_snowflake/state was missing at start), a restore's trigger waits for the
+// check, as the first ID would, so that it writes the bound it takes; for as
+// long as the check moves on (a stalled one: kCheckStallMs, as
+// require_known_bound waits). Then, if the bound is still not known, only
+// the generator's floor rises (take_bound), and the row keeps the restored
+// cluster's system identifier for the first ID to take.
+constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
+
+void wait_for_the_check() {
+  if (!registry_worker_registered()) return;  // no check runs
+  uint32_t progress = bound_check_progress();
+  TimestampTz moved_at = GetCurrentTimestamp();
+  while (bound_state() == BoundState::kChecking) {
+    const TimestampTz now = GetCurrentTimestamp();
+    if (bound_check_progress() != progress) {
+      progress = bound_check_progress();
+      moved_at = now;
+    } else if (now - moved_at >= kCheckStallMs * 1000) {
+      return;
+    }
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+  }
+}
+
 const char* qualified_carrier(Relation relation) {
   return quote_qualified_identifier(get_namespace_name(RelationGetNamespace(relation)),
                                     RelationGetRelationName(relation));
@@ -352,6 +382,7 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
   // With the preload, the node's bound; without, no ID is issued on this
   // server: the row carries the value to the first that is.
   const bool preloaded = shared_node != nullptr;
+  if (preloaded && restored > 0) wait_for_the_check();
   const int64_t written = preloaded ? written_until() : 0;
   const int64_t clock_ms = unix_ms_from_timestamptz(GetCurrentTimestamp()) - layout.epoch_ms();
   // What the row becomes: the value, and the cluster whose bound covers it
