@@ -155,15 +155,20 @@ SELECT * FROM (VALUES
                coalesce(bench.fact('release.baseline'), 'n/a')), 'nextval_baseline'),
     (2, 'release', 'nextval_this', '`snowflake_nextval()`, max_lead = 1000: this tree',
         'nextval_baseline'),
-    (3, 'decode', 'decode', '`snowflake_decode(id)`', 'decode'),
-    (4, 'decode', 'decode_preset', '`snowflake_decode(id, ''twitter'')`', 'decode'),
-    (5, 'decode', 'decode_specification',
+    (3, 'release', 'generate_baseline',
+        format('`snowflake_generate(n)`, max_lead = 1000: previous release, %s',
+               coalesce(bench.fact('release.baseline'), 'n/a')), 'generate_baseline'),
+    (4, 'release', 'generate_this', '`snowflake_generate(n)`, max_lead = 1000: this tree',
+        'generate_baseline'),
+    (5, 'decode', 'decode', '`snowflake_decode(id)`', 'decode'),
+    (6, 'decode', 'decode_preset', '`snowflake_decode(id, ''twitter'')`', 'decode'),
+    (7, 'decode', 'decode_specification',
         '`snowflake_decode(id, ''time:41 datacenter:5 worker:5 sequence:12'')`', 'decode'),
-    (6, 'decode', 'to_base32', '`snowflake_to_base32(id)`', 'to_base32'),
-    (7, 'decode', 'base32_round_trip', '`snowflake_from_base32(snowflake_to_base32(id))`',
+    (8, 'decode', 'to_base32', '`snowflake_to_base32(id)`', 'to_base32'),
+    (9, 'decode', 'base32_round_trip', '`snowflake_from_base32(snowflake_to_base32(id))`',
         'base32_round_trip'),
-    (8, 'decode', 'to_public', '`snowflake_to_public(id)` (AES-128)', 'to_base32'),
-    (9, 'decode', 'public_round_trip', '`snowflake_from_public(snowflake_to_public(id))`',
+    (10, 'decode', 'to_public', '`snowflake_to_public(id)` (AES-128)', 'to_base32'),
+    (11, 'decode', 'public_round_trip', '`snowflake_from_public(snowflake_to_public(id))`',
         'base32_round_trip'))
     AS v(ord, item, scheme, label, baseline);
 
@@ -197,6 +202,8 @@ WITH one AS (SELECT * FROM sql_one),
      core AS (SELECT * FROM bench.core WHERE name = 'injected_advancing/real_time/threads:1'),
      this AS (SELECT * FROM release_summary WHERE scheme = 'nextval_this'),
      previous AS (SELECT * FROM release_summary WHERE scheme = 'nextval_baseline'),
+     generate_this AS (SELECT * FROM release_summary WHERE scheme = 'generate_this'),
+     generate_previous AS (SELECT * FROM release_summary WHERE scheme = 'generate_baseline'),
      preset AS (SELECT * FROM release_summary WHERE scheme = 'decode_preset'),
      one_argument AS (SELECT * FROM release_summary WHERE scheme = 'decode'),
      to_public AS (SELECT * FROM release_summary WHERE scheme = 'to_public'),
@@ -273,6 +280,18 @@ SELECT 10, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 within noi
        (SELECT marginal_ns FROM this)
          <= (SELECT marginal_ns FROM previous)
             + greatest((SELECT iqr_ns FROM this), (SELECT iqr_ns FROM previous))
+UNION ALL
+SELECT 10.1, 'marginal cost of `snowflake_generate(n)` at max_lead = 1000 within noise of the '
+             'previous release''s (at most its median plus the larger interquartile range)',
+       format('%s ns vs %s ns: %s × (interquartile ranges %s and %s ns)',
+              bench.num((SELECT marginal_ns FROM generate_this), 1),
+              bench.num((SELECT marginal_ns FROM generate_previous), 1),
+              bench.num((SELECT vs_baseline FROM generate_this), 3),
+              bench.num((SELECT iqr_ns FROM generate_this), 1),
+              bench.num((SELECT iqr_ns FROM generate_previous), 1)),
+       (SELECT marginal_ns FROM generate_this)
+         <= (SELECT marginal_ns FROM generate_previous)
+            + greatest((SELECT iqr_ns FROM generate_this), (SELECT iqr_ns FROM generate_previous))
 UNION ALL
 SELECT 11, '`snowflake_decode(id, ''twitter'')` ≤ 1.5 × `snowflake_decode(id)` (marginal cost)',
        format('%s ns vs %s ns: %s ×', bench.num((SELECT marginal_ns FROM preset), 1),
@@ -507,8 +526,9 @@ SELECT '## 6. This release against the previous one, and layouts per call';
 SELECT '';
 SELECT format('Item 2''s query over %s rows, one backend, in two clusters of the same PostgreSQL '
               'side by side: this tree''s, and one that preloads the previous release (%s), built '
-              'from git and never installed. In each repetition, interleaved: the floor and '
-              '`snowflake_nextval()` at max_lead = 1000 in each cluster, then the floor and '
+              'from git and never installed. In each repetition, interleaved: the floor, '
+              '`snowflake_nextval()` and `snowflake_generate(n)` (one call for the rows) at '
+              'max_lead = 1000 in each cluster, then the floor and '
               '`snowflake_decode()` of the floor''s counter (IDs 1, 2, 3, ...) with and without a '
               'layout per call, and its text forms each way (base32, and public IDs under an '
               'AES-128 key; from_* is timed on to_*''s output: its own cost is the round trip less '
