@@ -124,7 +124,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
-my @EXTRA_KINDS = qw(registry_failover);
+my @EXTRA_KINDS = qw(registry_failover dump);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
