@@ -449,7 +449,7 @@ SNOWFLAKE_FUNCTION(snowflake_dump_bound_insert) {
   const Carried carried = read_carrier(relation);
   if (carried.found) {
     if (carried.first_value < merged) raise_row(relation, carried.first, merged, merged_system);
-    return PointerGetDatum(nullptr);  // merged: no second row
+    return static_cast<Datum>(0);  // merged: no second row (a NULL tuple)
   }
   // The table's first row (the update script's, or one the WARNING of
   // carry() asks for).
