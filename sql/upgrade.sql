@@ -1,6 +1,7 @@
 -- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
 -- 1.2, then to the default version; 1.1 installed as such updates to 1.2
--- too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5, 1.5 to 1.6 and 1.6 to 1.7.
+-- too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5, 1.5 to 1.6, 1.6 to 1.7 and 1.7 to
+-- 1.8.
 -- Quietly: an earlier test may have created it, or not (the order of tests).
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowflake CASCADE;
@@ -265,4 +266,45 @@ SELECT count(*) AS views FROM created_view_grants;
 SELECT 'only updated' AS side, relname FROM (TABLE updated_view_grants EXCEPT TABLE created_view_grants) u
 UNION ALL
 SELECT 'only created', relname FROM (TABLE created_view_grants EXCEPT TABLE updated_view_grants) c
+ORDER BY 1, 2;
+
+-- 1.7 to 1.8 directly: snowflake_dump_bound arrives (issue 44), a
+-- configuration table pg_dump dumps, with its row already above every ID the
+-- node issued under 1.7 (the update raises it to the node's bound), its
+-- triggers and its privileges; the same as an extension created at 1.8.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.7';
+SELECT to_regclass('snowflake_dump_bound') IS NULL AS no_dump_bound_under_1_7;
+SELECT snowflake_nextval() AS issued_under_1_7 \gset
+ALTER EXTENSION snowflake UPDATE TO '1.8';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT count(*) AS one_row, bool_and(ids_before > :issued_under_1_7) AS above_the_ids_of_1_7
+  FROM snowflake_dump_bound;
+CREATE TEMP TABLE updated_dump_bound AS
+SELECT c.relname::text, c.relacl::text AS acl, obj_description(c.oid, 'pg_class') AS comment,
+       (SELECT array_agg(pg_get_triggerdef(t.oid) ORDER BY t.tgname) FROM pg_trigger t WHERE t.tgrelid = c.oid) AS triggers,
+       (SELECT extcondition FROM pg_extension WHERE extname = 'snowflake') AS conditions,
+       (SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'snowflake') AS configured
+  FROM pg_class c WHERE c.relname = 'snowflake_dump_bound';
+CREATE TEMP TABLE updated_functions_1_8 AS
+SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.provolatile,
+       p.proisstrict, p.proparallel, p.proacl::text AS acl, obj_description(p.oid, 'pg_proc') AS comment
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT (SELECT count(*) FROM updated_dump_bound) AS updated,
+       (SELECT count(*) FROM (TABLE updated_dump_bound EXCEPT
+        SELECT c.relname::text, c.relacl::text, obj_description(c.oid, 'pg_class'),
+               (SELECT array_agg(pg_get_triggerdef(t.oid) ORDER BY t.tgname) FROM pg_trigger t WHERE t.tgrelid = c.oid),
+               (SELECT extcondition FROM pg_extension WHERE extname = 'snowflake'),
+               (SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'snowflake')
+          FROM pg_class c WHERE c.relname = 'snowflake_dump_bound') d) AS differing_from_created;
+SELECT 'only updated' AS side, function FROM (TABLE updated_functions_1_8 EXCEPT
+SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), p.prosrc,
+       p.probin, p.provolatile, p.proisstrict, p.proparallel, p.proacl::text, obj_description(p.oid, 'pg_proc')
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake') u
 ORDER BY 1, 2;

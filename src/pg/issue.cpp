@@ -1,7 +1,8 @@
 // Drives the generator (src/core/generator.hpp) from a backend: gives it the
 // wall clock, waits as the clock policy says, raises the durable bound when
-// the generator asks (durable.cpp), counts, and turns every refusal into an
-// error.
+// the generator asks (durable.cpp) and the database's dump carrier before
+// returning IDs past it (carrier.cpp), counts, and turns every refusal into
+// an error.
 //
 // Waits. An exhausted unit of time is waited out by spinning when the wait is
 // short (at most ~2 ms: sleeping would lose most of the next millisecond's
@@ -17,6 +18,7 @@
 
 #include "../core/clock.hpp"
 #include "counters.hpp"
+#include "bound/carrier.hpp"
 #include "bound/durable.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
@@ -169,11 +171,18 @@ IssuedRun issue(int64_t wanted) {
     const Outcome outcome = generator->reserve(clock, node, wanted, policy);
     if (unlikely(outcome.clock_step_ms > 0)) note_clock_step(outcome);
     switch (outcome.step) {
-      case Step::kIssued:
+      case Step::kIssued: {
+        const int64_t step = generator->layout().sequence_step();
         count(kIdsIssued, outcome.count);
         confirm_issuing_node(node, outcome.timestamp);
         if (unlikely(outcome.refresh_durable)) make_durable(outcome.timestamp, false);
-        return {outcome.first_id, outcome.count, generator->layout().sequence_step()};
+        // The dump's carrier (bound/carrier.cpp): one compare, a read about
+        // once a second; a run under a restored bound is reserved again.
+        if (unlikely(!carrier_covers(outcome.first_id + (outcome.count - 1) * step)) &&
+            !carry(outcome.first_id))
+          break;
+        return {outcome.first_id, outcome.count, step};
+      }
       case Step::kWaitForSequence:
         if (!waited_for_sequence) count(kSequenceWaits);
         waited_for_sequence = true;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "bound/bound_wal.hpp"
+#include "bound/carrier.hpp"
 #include "compat.hpp"
 #include "bound/durable.hpp"
 #include "issue_functions.hpp"
@@ -27,6 +28,7 @@ void _PG_init(void) {
   snowflake::pg::define_settings();
   snowflake::pg::install_utility_hook();
   snowflake::pg::install_bound_origin_hooks();
+  snowflake::pg::install_carrier_callbacks();
   if (!process_shared_preload_libraries_in_progress) return;
   snowflake::pg::register_wal_resource_manager();
   snowflake::pg::request_node_memory();

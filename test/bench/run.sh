@@ -432,6 +432,7 @@ SQL
 # 0. Recorded as LABEL (default: SCHEME).
 sql_run() {
     local item=$1 scheme=$2 backends=$3 rep=$4 rows=$5 label=${6:-$2} expr=none snowflake=0 packing=0
+    local query=
     case $scheme in
         floor) expr='bench_floor()' ;;
         random) expr='random()' ;;
@@ -447,6 +448,13 @@ sql_run() {
             snowflake=1
             [[ $scheme == packing_* ]] && packing=1
             set_max_lead "${scheme##*_lead}" || return 0
+            ;;
+        # snowflake_generate(n) for the same rows (item 6, issue 44).
+        generate_lead1000)
+            ((HAVE_SNOWFLAKE)) || return 0
+            query="SELECT count(id) FROM snowflake_generate($rows) AS id"
+            snowflake=1
+            set_max_lead 1000 || return 0
             ;;
         # Decoding the floor's counter: IDs 1, 2, 3, ...
         decode)
@@ -486,7 +494,7 @@ sql_run() {
     start=$(awk -v now="$(date +%s.%N)" -v delay="$delay" 'BEGIN { printf "%.3f", now + delay }')
     for ((session = 1; session <= backends; session++)); do
         sql -f "$WORK/pg/count.sql" -v start="$start" -v snowflake="$snowflake" \
-            -v packing="$packing" -v query="SELECT count($expr) FROM generate_series(1, $rows)" \
+            -v packing="$packing" -v query="${query:-SELECT count($expr) FROM generate_series(1, $rows)}" \
             -v item="$item" -v scheme="$label" -v backends="$backends" -v rep="$rep" \
             -v session="$session" -v rows="$rows" >/dev/null 2>"$WORK/count.$session.err" &
         pids+=("$!")
@@ -789,6 +797,8 @@ start_baseline_cluster() {
     on_baseline sql -f "$WORK/pg/setup.sql" >/dev/null
     on_baseline sql -c "CREATE FUNCTION snowflake_nextval() RETURNS bigint
                         AS '$BASELINE_SO', 'snowflake_nextval' LANGUAGE C VOLATILE" >/dev/null
+    on_baseline sql -c "CREATE FUNCTION snowflake_generate(integer) RETURNS SETOF bigint
+                        AS '$BASELINE_SO', 'snowflake_generate' LANGUAGE C VOLATILE STRICT" >/dev/null
     if ((BASELINE_PUBLIC_IDS)); then
         on_baseline sql -c "CREATE FUNCTION snowflake_to_public(bigint, text DEFAULT '') RETURNS text
                             AS '$BASELINE_SO', 'snowflake_to_public' LANGUAGE C STABLE STRICT" \
@@ -812,10 +822,11 @@ start_baseline_cluster() {
     log "warning: $BASELINE_STATUS"
 }
 
-# Interleaved in each repetition: the floor, snowflake_nextval() at
-# max_lead = 1000 and public IDs each way in this tree's cluster and in the
-# baseline's (public IDs where it has them), then the floor, the three
-# decodes and base32 each way. The baseline's rows are copied into the main
+# Interleaved in each repetition: the floor, snowflake_nextval() and
+# snowflake_generate(n) at max_lead = 1000 and public IDs each way in this
+# tree's cluster (the extension created: its snowflake_dump_bound raised as
+# in production) and in the baseline's (public IDs where it has them), then
+# the floor, the three decodes and base32 each way. The baseline's rows are copied into the main
 # cluster for the report.
 run_release() {
     build_baseline
@@ -825,12 +836,15 @@ run_release() {
     for ((rep = 1; rep <= SQL_REPS; rep++)); do
         sql_run release floor 1 "$rep" "$SQL_ROWS" floor_this
         sql_run release snowflake_lead1000 1 "$rep" "$SQL_ROWS" nextval_this
+        sql_run release generate_lead1000 1 "$rep" "$SQL_ROWS" generate_this
         sql_run release to_public 1 "$rep" "$SQL_ROWS" to_public_this
         sql_run release public_round_trip 1 "$rep" "$SQL_ROWS" public_round_trip_this
         if ((HAVE_BASELINE)); then
             on_baseline sql_run release floor 1 "$rep" "$SQL_ROWS" floor_baseline
             HAVE_SNOWFLAKE=1 HAVE_MAX_LEAD=1 \
                 on_baseline sql_run release snowflake_lead1000 1 "$rep" "$SQL_ROWS" nextval_baseline
+            HAVE_SNOWFLAKE=1 HAVE_MAX_LEAD=1 \
+                on_baseline sql_run release generate_lead1000 1 "$rep" "$SQL_ROWS" generate_baseline
             HAVE_PUBLIC_IDS=$HAVE_BASELINE_PUBLIC_IDS \
                 on_baseline sql_run release to_public 1 "$rep" "$SQL_ROWS" to_public_baseline
             HAVE_PUBLIC_IDS=$HAVE_BASELINE_PUBLIC_IDS \

@@ -13,7 +13,11 @@
  * MARKS_FORGOTTEN, NO_DROP_MARK, DROP_MARK_LATE, VOUCH_ANY, GIVEN_ALONE,
  * GIVEN_DESPITE_MARKS; and two assumptions broken, DATA_WITHOUT_EXTENSION
  * (O6) and DROP_WITHOUT_PRELOAD (O7). MUTANT_VOUCH_UNKNOWN (1.6's rule (b))
- * has no counterexample: doc/model.md says why.
+ * has no counterexample: doc/model.md says why. The dump's carrier of the
+ * bound (issue 44: snowflake_dump_bound, carrier.cpp): a node moved by
+ * pg_dumpall and a restore under the same identity (O9), in a configuration
+ * of its own (-DDUMPS: ORIGIN_DUMP); its mutant NO_DUMP_ADOPTION takes
+ * nothing from the restored carriers.
  *
  * The world: one data directory at a time runs as the node of one identity;
  * a copy or pg_upgrade replaces it, and the data directory it came from never
@@ -62,6 +66,15 @@
  *     two steps (its hook, then its commit or, for a drop, the bound's state
  *     set and the commit); the check reads one database per step. Extension
  *     OIDs are never reused (a vouch names one extension).
+ * O9. A dump is restored whole: every database whose tables hold the
+ *     lineage's IDs, each with the extension and its snowflake_dump_bound
+ *     row (pg_dumpall, or pg_dump of each; not -t or -n that leave the row
+ *     out, not a database whose extension was dropped while its tables kept
+ *     IDs), by a role that may give bounds, into a new cluster (initdb, the
+ *     preload) with the old node's identity, before that cluster issues an
+ *     ID; the old data directory never issues again. A backend's step issues
+ *     in one database, and the carrier of the database's backends is one
+ *     value (each backend's is at most it).
  */
 
 #ifndef CMAX
@@ -78,6 +91,9 @@
 #endif
 #ifndef MAXDDL
 #define MAXDDL 4        /* creations and drops of the extension, in all */
+#endif
+#ifndef MAXDUMP
+#define MAXDUMP 1       /* moves by pg_dumpall and a restore (O9; with -DDUMPS) */
 #endif
 #define LEAD 1          /* snowflake.max_lead, in units */
 #define NDB 2
@@ -126,6 +142,20 @@ byte o_st, o_hi;
 /* ghosts */
 byte watched;           /* one issued ID + 1, chosen freely (0: none yet) */
 byte hi;                /* the highest ID of the lineage + 1 (0: none) */
+
+/* The dump's carrier of the bound (issue 44, carrier.cpp). In the databases
+ * (they travel with copies, pg_upgrade and, through the restore's trigger,
+ * dumps): snowflake_dump_bound, IDs below car[d], covered by the bound of
+ * the cluster csys[d]. In shared memory: what the database's backends last
+ * read (cov). sys: this cluster (initdb, pg_upgrade's new cluster and a
+ * dump's new cluster make another). */
+byte car[NDB], csys[NDB], cov[NDB];
+byte sys;
+byte dumps;
+bool restoring;         /* a dump taken, the new cluster started, its restore to come */
+byte o_car[NDB], o_csys[NDB];
+bool issued_in[NDB];    /* an ID was issued in db since its extension's creation */
+bool orphans;           /* a drop left IDs in tables without the extension (O9) */
 
 #define SOME_EXT (ext[0] || ext[1])
 
@@ -196,6 +226,9 @@ inline adopt_bound(b) {
  * creation or drop in flight is aborted (its hook's files stay). */
 inline start_node() {
   floor = 0; dur = 0; chk = 0; found = false;
+#ifdef DUMPS
+  cov[0] = 0; cov[1] = 0;
+#endif
   dkind = 0; ddb = 0; dpend = false;
   /* restore_durable_bound */
   u = st;
@@ -250,6 +283,10 @@ inline pg_upgrade() {
   if :: o_ext[0] || o_ext[1] -> append_mark() :: else -> skip fi;
 #endif
   ext[0] = o_ext[0]; ext[1] = o_ext[1]; vouch[0] = 0; vouch[1] = 0; wal = 0;
+#ifdef DUMPS
+  car[0] = o_car[0]; car[1] = o_car[1]; csys[0] = o_csys[0]; csys[1] = o_csys[1];
+  issued_in[0] = o_ext[0]; issued_in[1] = o_ext[1];   /* as far as the model knows */
+#endif
   o_ext[0] = 0; o_ext[1] = 0; o_has_st = false; o_st = 0; o_marks = false; o_hi = 0;
   pre = true;
   start_node();
@@ -261,8 +298,64 @@ inline pg_upgrade() {
  * stop the start (its resource manager is the library's), hence no WAL. */
 inline start_without_preload() {
   floor = 0; dur = 0; chk = 0; found = false;
+#ifdef DUMPS
+  cov[0] = 0; cov[1] = 0;
+#endif
   dkind = 0; ddb = 0; dpend = false;
   written = 0; st_written = false; bstate = CHECKING
+}
+
+/* carrier.cpp carry() (carrier::after_read): before a backend of database d
+ * returns `id` at or past what it last read, it reads the row: another
+ * cluster's row above the node's written bound is taken as the bound first
+ * (adopt_bound), and an ID reserved below it is dropped (reserved again in a
+ * later step); then the row rises to the written bound, as this cluster's.
+ * The bound is known here: the ID had it. */
+inline carry() {
+  if
+  :: id != 255 && id >= cov[d] ->
+     if
+#ifndef MUTANT_NO_DUMP_ADOPTION
+     :: csys[d] != sys && car[d] > written ->
+        printf("the first ID in db%d takes its carrier %d\n", d, car[d]);
+        adopt_bound(car[d]);
+        if :: id < car[d] -> id = 255 :: else -> skip fi
+#endif
+     :: else -> skip
+     fi;
+     if :: car[d] < written -> car[d] = written; csys[d] = sys :: else -> skip fi;
+     cov[d] = MAX(written, car[d])
+  :: else -> skip
+  fi
+}
+
+/* The restore of database d of a dump (O9): CREATE EXTENSION (the creation
+ * hook, note_extension_created; the script's row through the trigger), then
+ * the COPY of the dumped row: its trigger (snowflake_dump_bound_insert,
+ * carrier::admit, a role that may give bounds) takes it as the node's bound
+ * where the bound is known, else raises the generator's floor and keeps the
+ * dumped cluster's name on the merged row for the first ID to take. */
+inline restore_dump(d) {
+  if
+  :: bstate == KNOWN -> if :: !st_written -> adopt_bound(written) :: else -> skip fi
+  :: bstate == CHECKING -> vouch[d] = 1
+  :: else -> skip
+  fi;
+  ext[d] = 1; car[d] = (bstate == KNOWN -> written : 0); csys[d] = sys; cov[d] = 0;
+  issued_in[d] = false;
+#ifndef MUTANT_NO_DUMP_ADOPTION
+  if
+  :: o_car[d] > written && bstate == KNOWN ->
+     adopt_bound(o_car[d]);
+     if :: o_car[d] > car[d] -> car[d] = o_car[d]; csys[d] = sys :: else -> skip fi
+  :: o_car[d] > written && bstate != KNOWN ->
+     floor = MAX(floor, o_car[d]);
+     if :: o_car[d] > car[d] -> car[d] = o_car[d]; csys[d] = o_csys[d] :: else -> skip fi
+  :: else -> skip
+  fi
+#else
+  if :: o_car[d] > car[d] -> car[d] = o_car[d]; csys[d] = sys :: else -> skip fi
+#endif
 }
 
 proctype World() {
@@ -274,6 +367,7 @@ end:
    * compare-and-swap: one step (O2). snowflake_nextval() exists only in a
    * database with the extension and needs the preload. */
   :: atomic { pre && SOME_EXT ->
+       if :: ext[0] -> d = 0 :: ext[1] -> d = 1 fi;   /* the database it issues in */
        select(c : 0 .. CMAX);     /* SystemClock::now(): any time (O1) */
        if :: waiting -> c = MAX(c, o_hi) :: else -> skip fi;  /* O4 */
        id = MAX(c, floor);        /* Generator::successor() */
@@ -288,9 +382,15 @@ end:
              fi
           :: else -> skip
           fi;
+#ifdef DUMPS
+          carry();
+#endif
           if
           :: id != 255 ->
              floor = id + 1;      /* the compare-and-swap: the ID is returned */
+#ifdef DUMPS
+             issued_in[d] = true;
+#endif
              /* the invariant: no ID of the lineage is issued twice */
              printf("ID %d issued (clock %d, bound %d)\n", id, c, dur);
              assert(watched != id + 1);
@@ -299,7 +399,7 @@ end:
           :: else -> skip
           fi
        fi;
-       c = 0; id = 0 }
+       c = 0; id = 0; d = 0 }
 
   /* The registry worker's check (bound_check.cpp step_bound_check): one
    * database per step (answer_here: the extension there, not vouched for),
@@ -320,7 +420,7 @@ end:
   /* CREATE EXTENSION in database d: the object access hook
    * (bound_origin.cpp object_access -> note_extension_created; without the
    * preload snowflake_note_created), then the commit. */
-  :: atomic { dkind == 0 && ddls < MAXDDL -> ddls++;
+  :: atomic { dkind == 0 && ddls < MAXDDL && !restoring -> ddls++;
        select(d : 0 .. NDB - 1);
        if
        :: ext[d] -> ddls--        /* IF NOT EXISTS skipped: no hook */
@@ -342,6 +442,11 @@ end:
        fi;
        d = 0 }
   :: atomic { dkind == CREATE -> ext[ddb] = 1; printf("create committed, vouch %d\n", vouch[ddb]);
+#ifdef DUMPS
+       /* the script's row, through its trigger: the bound where known */
+       car[ddb] = (pre && bstate == KNOWN -> written : 0); csys[ddb] = sys; cov[ddb] = 0;
+       issued_in[ddb] = false;
+#endif
        dkind = 0; ddb = 0 }
 
   /* DROP EXTENSION (CASCADE: the tables keep their IDs) in database d: the
@@ -377,6 +482,12 @@ end:
 #endif
        if :: dpend && bstate != KNOWN -> bstate = UNKNOWN :: else -> skip fi;
        ext[ddb] = 0; vouch[ddb] = 0;
+#ifdef DUMPS
+       /* the table goes with the extension; its IDs stay (O9) */
+       car[ddb] = 0; csys[ddb] = 0; cov[ddb] = 0;
+       if :: issued_in[ddb] -> orphans = true :: else -> skip fi;
+       issued_in[ddb] = false;
+#endif
        printf("drop committed, marks %d\n", marks);
        dkind = 0; ddb = 0; dpend = false }
 
@@ -399,7 +510,7 @@ end:
 
   /* a copy or restore without pg_snowflake/ (O3), of a stopped node (no WAL
    * to replay) or a running one (its WAL since the last checkpoint) */
-  :: atomic { copies < MAXCOPY && !waiting && O6_COPY -> copies++;
+  :: atomic { copies < MAXCOPY && !waiting && !restoring && O6_COPY -> copies++;
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0;
        if :: wal = 0 :: skip fi;
@@ -408,10 +519,14 @@ end:
        printf("copy without pg_snowflake/: state %d, bound %d\n", bstate, dur) }
 
   /* pg_upgrade (O4), 1: the old cluster stops cleanly; a new one is made */
-  :: atomic { upgrades < MAXUPG && !waiting && dkind == 0 -> upgrades++;
+  :: atomic { upgrades < MAXUPG && !waiting && !restoring && dkind == 0 -> upgrades++;
        waiting = true;
        o_ext[0] = ext[0]; o_ext[1] = ext[1];
        o_has_st = has_st; o_st = st; o_marks = marks; o_hi = hi;
+#ifdef DUMPS
+       o_car[0] = car[0]; o_car[1] = car[1]; o_csys[0] = csys[0]; o_csys[1] = csys[1];
+       car[0] = 0; car[1] = 0; csys[0] = 0; csys[1] = 0; sys++;
+#endif
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0; ext[0] = 0; ext[1] = 0; wal = 0;
        pre = true;
@@ -424,6 +539,32 @@ end:
   :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && o_has_st && HOOK_GIVES ->
        has_given = true; given = o_st; printf("hook: given %d\n", given); pg_upgrade() }
   :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && O6_UPGRADE -> pg_upgrade() }
+
+  /* The dump's carrier of the bound (issue 44, O9): pg_dumpall of the node,
+   * which stops for good; a new cluster (initdb: another system, no
+   * pg_snowflake/) with its identity and the preload starts and checks its
+   * databases; then the restore, once the check has concluded (the
+   * trigger waits for it): each database's CREATE EXTENSION and the COPY of
+   * its snowflake_dump_bound row (restore_dump) */
+#ifdef DUMPS
+  :: atomic { dumps < MAXDUMP && !waiting && !restoring && dkind == 0 && SOME_EXT && !orphans ->
+       dumps++;
+       o_ext[0] = ext[0]; o_ext[1] = ext[1];
+       o_car[0] = car[0]; o_car[1] = car[1]; o_csys[0] = csys[0]; o_csys[1] = csys[1];
+       has_st = false; st = 0; marks = false; has_given = false; given = 0;
+       vouch[0] = 0; vouch[1] = 0; ext[0] = 0; ext[1] = 0; wal = 0;
+       car[0] = 0; car[1] = 0; csys[0] = 0; csys[1] = 0; sys++;
+       restoring = true;
+       pre = true;
+       start_node();
+       printf("dumped (carriers %d %d); new cluster started\n", o_car[0], o_car[1]) }
+  :: atomic { restoring && dkind == 0 && pre && bstate != CHECKING ->
+       restoring = false;
+       if :: o_ext[0] -> restore_dump(0) :: else -> skip fi;
+       if :: o_ext[1] -> restore_dump(1) :: else -> skip fi;
+       o_ext[0] = 0; o_ext[1] = 0; o_car[0] = 0; o_car[1] = 0; o_csys[0] = 0; o_csys[1] = 0;
+       printf("restored: state %d, bound %d, carriers %d %d\n", bstate, written, car[0], car[1]) }
+#endif
   od
 }
 

@@ -24,6 +24,9 @@
 #              drops of the extension, copies without pg_snowflake/,
 #              pg_upgrade (tried-out new clusters, Debian's hook), restarts
 #              with and without the preload, the operator's bound
+#   ORIGIN_DUMP the same file with the dump's carrier of the bound (-DDUMPS,
+#              issue 44): a node moved by pg_dumpall and a restore under
+#              the same identity, within smaller bounds than ORIGIN's
 # Prints states explored, depth, errors and seconds of each run.
 # doc/model.md says what each one bounds. MODEL_JOBS (default 2, the
 # machine's cores) is how many searches run at a time.
@@ -54,6 +57,8 @@ REG_2B_CRASH=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=0 -DMAXCRASH=
 REG_2B_STEP=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=1 -DMAXCRASH=0 -DMAXLOST=0)
 # shellcheck disable=SC2034
 ORIGIN=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=2 -DMAXDDL=4)
+# shellcheck disable=SC2034
+ORIGIN_DUMP=(origin.pml safety -DDUMPS -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=1 -DMAXDDL=3 -DMAXDUMP=1)
 # shellcheck disable=SC2034
 LIVE=(registry.pml live -DLIVE -DLEASE=3 -DDRIFT=0 -DTMAX=3 -DMAXSTEPS=1 -DMAXCRASH=1 -DMAXLOST=0)
 
@@ -86,6 +91,7 @@ mutants=(
     "GIVEN_DESPITE_MARKS ORIGIN"
     "DATA_WITHOUT_EXTENSION ORIGIN -DDATA_WITHOUT_EXTENSION"
     "DROP_WITHOUT_PRELOAD ORIGIN -DDROP_WITHOUT_PRELOAD"
+    "NO_DUMP_ADOPTION ORIGIN_DUMP"
 )
 
 # check NAME FILE KIND SPIN-DEFINES...: prints "NAME: states, depth, errors,
@@ -127,7 +133,7 @@ throttle() {
     [ "$(jobs -rp | wc -l)" -lt "${MODEL_JOBS:-2}" ] || wait -n
 }
 
-configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
+configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN ORIGIN_DUMP REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
 status=0
 layer_start=$(date +%s)
 for config in "${configs[@]}"; do

@@ -66,7 +66,7 @@
 #                           down), its synchronous standby promoted: the
 #                           nodes reconnect to it and lose no lease, as a
 #                           registry that kept every commit it acknowledged
-#                           (README, "Restarts, crashes and failover")
+#                           (README, "What never issued twice rests on")
 #
 #   registry_recreate       the registry's database dropped (WITH (FORCE)) and
 #                           made again while the nodes run: the workers make
@@ -74,11 +74,22 @@
 #                           node sees the change of the registry's history
 #                           and claims above its floor (a lease later), a
 #                           holder skips the gap above its cap (issue 44)
+#   dump node=N clock=C     pg_dumpall of the server, which then stops for
+#                           good; a new cluster (initdb) with its identity
+#                           and its clock at real time + C (0 or back up to
+#                           40 s) restores it through psql: the restored
+#                           snowflake_dump_bound rows give it the old
+#                           server's bound (issue 44), so it issues at once,
+#                           above every ID the old one gave. The operator
+#                           first creates the extension again in a database
+#                           where it was dropped (README: a database without
+#                           it carries no bound)
 #
 # registry_failover and registry_recreate are not drawn with the others
 # (srand's stream stays that of the schedules before them): a run draws at
 # most one of each, from a generator of its own seeded by the seed
-# (_extra_draws), and inserts it after an operation.
+# (_extra_draws), and inserts it after an operation. dump is drawn so too
+# (_dump_draws): at most one a run.
 #
 # Each operation is followed by `after` seconds of writing (a parameter of
 # every line), then the check that the nodes it touched issue again within
@@ -121,7 +132,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
-my @EXTRA_KINDS = qw(registry_failover registry_recreate);
+my @EXTRA_KINDS = qw(registry_failover registry_recreate dump);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
@@ -190,6 +201,7 @@ sub generate
 		push @schedule, \%op;
 	}
 	_extra_draws($seed, \@schedule);
+	_dump_draws($seed, \@schedule);
 	return \@schedule;
 }
 
@@ -869,6 +881,10 @@ sub _operation
 	{
 		return _replace($run, $l, $op);
 	}
+	elsif ($kind eq 'dump')
+	{
+		return _dump_restore($run, $l, $op);
+	}
 	else
 	{
 		croak "unknown operation $kind";
@@ -1039,6 +1055,64 @@ sub _replace
 	_event($run, kind => 'bound_given', server => $new->name);
 	$l->{refusing} = 0;
 	_await_issuing($run, $l, "$op->{kind}, the bound given", $HEAL_S);
+	return 1;
+}
+
+## A dump restored under the same identity (issue 44, branch h-carrier) ---------------
+
+# A dump in about a quarter of the runs, of a or b, after an operation drawn
+# from a linear congruential generator of its own (as _extra_draws), two to
+# four seconds of writing after it; the new cluster's clock at the real time
+# or behind it.
+sub _dump_draws
+{
+	my ($seed, $schedule) = @_;
+	my $x = ($seed * 40503 + 977) % 4294967296;
+	my $next = sub { $x = (1103515245 * $x + 12345) % 2147483648; return $x / 2147483648; };
+	$next->() for 1 .. 3;    # nearby seeds start apart
+	return unless $next->() < 1 / 4;
+	my $at = 1 + int($next->() * scalar @$schedule);
+	my $node = $next->() < 0.5 ? 'a' : 'b';
+	my $clock = -5 * int($next->() * 9);
+	splice @$schedule, $at, 0,
+	  { kind => 'dump', node => $node, clock => $clock, after => 2 + int($next->() * 3) };
+	return;
+}
+
+# pg_dumpall of the lineage's server, which stops for good; a new cluster
+# with its identity restores it with psql (errors of objects the new
+# cluster has, such as its bootstrap role, are expected), then issues at
+# once: the trigger of each restored snowflake_dump_bound row gave it the
+# old server's bound.
+sub _dump_restore
+{
+	my ($run, $l, $op) = @_;
+	# The operator creates the extension again where it was dropped: a
+	# creation's row lies above every ID the node issued before.
+	for my $db (@{ $l->{dbs} }) { _create_extension($l, $db) unless $l->{ext}{$db}; }
+	_quiesce($run, $l, 0.5);
+	my $old = $l->{server};
+	if (my $standby = delete $l->{standby}) { $standby->stop('immediate'); }
+	my $file = "$run->{dir}/" . $old->name . '.dumpall.sql';
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'pg_dumpall', '-d', $old->connstr('postgres'), '-f', $file ],
+		'>', \$stdout, '2>', \$stderr)
+	  or croak "pg_dumpall failed: $stderr";
+	$old->stop('fast');
+	my $new = _new_server($run, $l->{name}, 'dumped');
+	$l->{server} = $new;
+	$l->{offset} = $op->{clock} // 0;
+	_start($run, $l);
+	IPC::Run::run([ 'psql', '-X', '-q', '-d', $new->connstr('postgres'), '-f', $file ],
+		'>', \$stdout, '2>', \$stderr);
+	my $have = _must_sql($new, 'postgres', 'SELECT string_agg(datname, \',\' ORDER BY datname) FROM pg_database');
+	for my $db (@{ $l->{dbs} })
+	{
+		croak "the restore of the dump made no database $db: $stderr" unless ",$have," =~ /,$db,/;
+	}
+	_event($run, kind => 'dumped', from => $old->name, to => $new->name, clock => $l->{offset});
+	$l->{quiet} = 0;
+	_await_issuing($run, $l, 'restored from a dump', $HEAL_S);
 	return 1;
 }
 

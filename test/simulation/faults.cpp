@@ -31,7 +31,8 @@ const char* const kMutantNames[] = {"none",
                                     "no-sync-wait",
                                     "foreign-state-trusted",
                                     "no-history-defence",
-                                    "no-history-gap"};
+                                    "no-history-gap",
+                                    "no-dump-adoption"};
 
 }  // namespace
 
@@ -182,6 +183,12 @@ void World::upgrade(Node& node) {
 void World::inject_fault() {
   if (active_.empty()) return;
   Node& node = *nodes_[static_cast<size_t>(active_[rng_.next() % active_.size()])];
+  // --dump-restores: drawn apart, so that the other faults of a seed stay
+  // those it draws without the flag.
+  if (config_.dump_restores && rng_.chance(0.1)) {
+    if (node.up) dump_restore(node);
+    return;
+  }
   // Every kind but drop-create, which follows restores and upgrades, and
   // recreate, which replaces outages.
   int fault = static_cast<int>(rng_.range(0, kDropCreate - 1));
@@ -278,6 +285,8 @@ void World::inject_fault() {
       standby.vouched = node.vouched;
       standby.history = node.history;  // pg_snowflake/registry, copied with the data directory
       standby.original_bound = std::max(node.original_bound, node.storage_bound);
+      standby.carrier = node.carrier;  // in its database, by the generic WAL it replayed
+      standby.carrier_system = node.carrier_system;
       if (standby.marks)
         schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, standby.index, 0, 0,
                  standby.original_bound);
@@ -330,6 +339,8 @@ void World::inject_fault() {
       copy.storage_bound = node.storage_bound;
       copy.marks = node.marks;
       copy.history = node.history;
+      copy.carrier = node.carrier;
+      copy.carrier_system = node.carrier_system;
       figures_.clones++;
       schedule(rng_.range(0, 1000000), EventKind::kStart, copy.index, 0, 0, 0);
       schedule(rng_.range(lease_us_, 6 * lease_us_), EventKind::kZombieDeath, copy.index, 0, 0, 0);
@@ -347,6 +358,101 @@ void World::inject_fault() {
     std::printf("  %9.3f s  %-12s %s (timeline %lld)\n", static_cast<double>(now_) / 1e6,
                 fault_name(fault), node.self.host.c_str(),
                 static_cast<long long>(node.self.timeline));
+}
+
+}  // namespace snowflake::sim
+
+// The dump's carrier of the bound (issue 44, branch h-carrier) ---------------
+
+namespace snowflake::sim {
+
+// carry() (carrier.cpp): before a backend returns its run at or past the
+// carrier it last read, it reads the row; another cluster's row above the
+// node's written bound is taken as the bound first, and a run reserved
+// below it dropped; then the row is raised to the written bound, as this
+// cluster's. The mutant takes nothing.
+bool World::carry(Node& node, int b) {
+  const Backend& backend = node.backends[static_cast<size_t>(b)];
+  int64_t& covered = node.carrier_covered[static_cast<size_t>(b)];
+  const int64_t last = backend.first_id + (backend.count - 1) * layout_.sequence_step();
+  if (last < covered) return true;
+  const int64_t elsewhere = node.carrier_system != node.self.system_identifier ? node.carrier : 0;
+  carrier::AfterRead after =
+      carrier::after_read(layout_, node.storage_bound, node.carrier, elsewhere, backend.first_id);
+  if (config_.mutant == Mutant::kNoDumpAdoption && after.adopt) {
+    after = carrier::after_read(layout_, node.storage_bound, node.carrier, 0, backend.first_id);
+  }
+  if (after.adopt) {
+    figures_.dump_adoptions++;
+    adopt(node, after.adopt_until);
+  }
+  if (after.raise_to > node.carrier) {
+    node.carrier = after.raise_to;
+    node.carrier_system = node.self.system_identifier;
+  }
+  covered = after.covered_below;
+  return !after.reserve_again;
+}
+
+// pg_dump of the node's database, the node stopped for good, and the dump
+// restored (pg_restore, as a superuser) into a new cluster on another server
+// with the same identity: a new system identifier, pg_snowflake/ new. Half
+// the time the restore runs once the new cluster knows its bound (its check
+// found no extension; the creation wrote its state file), half the time
+// while it still checks (the creation vouches). The dump holds the carrier
+// as the stopped node left it.
+void World::dump_restore(Node& node) {
+  release(node);
+  const int64_t exact = bound::exact_at_shutdown(layout_, node.state->last_id.load(),
+                                                 node.state->durable_until.load());
+  if (exact != 0) node.storage_bound = exact;
+  stop(node);
+  node.dump_pending = true;
+  node.dump_carrier = node.carrier;
+  node.dump_system = node.carrier_system;
+  node.self.system_identifier += "d";
+  node.self.timeline = 1;
+  node.empty_snowflake_directory();
+  node.carrier = 0;
+  node.carrier_system.clear();
+  const bool known = rng_.chance(0.5);
+  node.state_file = known;
+  node.vouched = !known;
+  new_server(node);
+  figures_.dump_restores++;
+  schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
+}
+
+// The restore's COPY into snowflake_dump_bound (its trigger, carrier.cpp),
+// before the database's first ID: the restored row raises the node's bound
+// where it is known (adopt_bound), else the generator's floor, and is merged
+// into the row the creation made (the restored cluster's once taken, the
+// old cluster's while this one's bound is not known). The mutant merges it
+// as this cluster's, takes nothing, and the first ID does not either.
+void World::restore_dump(Node& node) {
+  node.dump_pending = false;
+  node.carrier = carrier::of_bound(layout_, node.storage_bound);  // CREATE EXTENSION's row
+  node.carrier_system = node.self.system_identifier;
+  const int64_t restored = node.dump_carrier;
+  if (config_.mutant == Mutant::kNoDumpAdoption) {
+    node.carrier = std::max(node.carrier, restored);
+    return;
+  }
+  std::string system = node.self.system_identifier;
+  if (carrier::admit(layout_, restored, node.storage_bound, true, wall_ms(node), max_lead_ms_) ==
+      carrier::Admission::kTaken) {
+    const int64_t until = carrier::bound_of(layout_, restored);
+    if (node.bound_state == bound::State::kKnown) {
+      adopt(node, until);
+    } else {
+      node.generator->raise_floor(until);
+      system = node.dump_system;
+    }
+  }
+  if (restored > node.carrier) {
+    node.carrier = restored;
+    node.carrier_system = system;
+  }
 }
 
 }  // namespace snowflake::sim

@@ -26,10 +26,11 @@ namespace {
                "  [--duration-s S] [--lease-ms MS] [--gap-ms MS] [--faults PER_NODE_MINUTE]\n"
                "  [--automatic SHARE] [--registryless N] [--registry-loses-commits]\n"
                "  [--foreign-state-files] [--registry-recreated] [--registry-reverts-in-place]\n"
-               "  [--clocks-in-step] [--nodes-knew-registry]\n"
+               "  [--clocks-in-step] [--nodes-knew-registry] [--dump-restores]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
-               "   no-sync-wait|foreign-state-trusted|no-history-defence|no-history-gap]\n"
+               "   no-sync-wait|foreign-state-trusted|no-history-defence|no-history-gap|\n"
+               "   no-dump-adoption]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);
@@ -55,6 +56,7 @@ std::string replay_command(const Config& config) {
   if (config.registry_reverts_in_place) command += " --registry-reverts-in-place";
   if (config.clocks_in_step) command += " --clocks-in-step";
   if (config.nodes_knew_registry) command += " --nodes-knew-registry";
+  if (config.dump_restores) command += " --dump-restores";
   if (config.registryless >= 0) {
     std::snprintf(text, sizeof(text), " --registryless %d", config.registryless);
     command += text;
@@ -95,6 +97,8 @@ int main(int argc, char** argv) {
       config.automatic = std::atof(value());
     else if (flag == "--foreign-state-files")
       config.foreign_state_files = true;
+    else if (flag == "--dump-restores")
+      config.dump_restores = true;
     else if (flag == "--registry-loses-commits")
       config.registry_loses_commits = true;
     else if (flag == "--registry-recreated")
@@ -157,6 +161,8 @@ int main(int argc, char** argv) {
     total.history_changes += figures.history_changes;
     total.history_floors += figures.history_floors;
     total.history_gaps += figures.history_gaps;
+    total.dump_restores += figures.dump_restores;
+    total.dump_adoptions += figures.dump_adoptions;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -218,6 +224,11 @@ int main(int argc, char** argv) {
   if (config.foreign_state_files)
     std::printf("  restores with another node's pg_snowflake/: %llu\n",
                 static_cast<unsigned long long>(total.foreign_states));
+  if (config.dump_restores)
+    std::printf(
+        "  nodes moved by pg_dump and a restore: %llu (%llu carriers taken by a first ID)\n",
+        static_cast<unsigned long long>(total.dump_restores),
+        static_cast<unsigned long long>(total.dump_adoptions));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

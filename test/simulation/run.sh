@@ -9,7 +9,9 @@
 #      registry loses its history (its table made again, failovers that lose
 #      commits) with the nodes' defence on, in the conditions it covers
 #      (clocks in step, no node that first reaches the registry after a
-#      change): no duplicate either;
+#      change): no duplicate either; then seeds that move nodes by pg_dump
+#      and a restore under the same identity (--dump-restores): no
+#      duplicate either;
 #   2. each mutant (a safeguard removed) must yield a duplicate within a few
 #      seeds, and no-floor also with every node leasing automatically; the
 #      mutants of the durable bound's rules (src/core/bound.hpp) through the
@@ -31,7 +33,8 @@ cd "$(dirname "$0")/../.."
 budget=${SIMULATION_BUDGET_S:-10}
 foreign_budget=$((budget > 4 ? 2 : 1))
 history_budget=$((budget > 4 ? 2 : 1))
-ordinary_budget=$((budget > 8 ? budget - foreign_budget - history_budget - 2 : 1))
+dump_budget=$((budget > 6 ? 2 : 1))
+ordinary_budget=$((budget > 8 ? budget - foreign_budget - history_budget - dump_budget : 1))
 build=build/simulation
 cmake -S test/simulation -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j 2 >/dev/null
@@ -56,6 +59,11 @@ echo "--- seeds whose registry loses its history, the nodes' defence on (issue 4
 covered=(--registry-recreated --registry-loses-commits --clocks-in-step --nodes-knew-registry)
 "$sim" "${covered[@]}" --faults 6 --seed 1 --seeds 100000 --nodes 50 --duration-s 120 \
     --budget-s "$history_budget" | grep -v '^  faults:' || status=1
+echo "--- seeds that move nodes by pg_dump and a restore under the same identity (issue 44) ---"
+# The restore's trigger (or the first ID) takes the carrier of the old node's
+# bound; 25 nodes without the registry, whose IDs only their bound keeps apart.
+"$sim" --dump-restores --registryless 25 --seed 1 --seeds 100000 --nodes 50 \
+    --duration-s 120 --budget-s "$dump_budget" | grep -v '^  faults:' || status=1
 echo "--- one seed with 1,000 nodes ---"
 "$sim" --seed 1 --nodes 1000 --duration-s 20 || status=1
 
@@ -75,11 +83,14 @@ done
 # alone (25 of them here, besides the 50): pg_upgrade's mark, no vouch while
 # unknown, the drop's mark, the synchronous standby's wait, and, with
 # restores that bring another system's pg_snowflake/, the system identifier
-# of the state file (a duplicate at seeds 1, 9, 7, 1 and 4 today).
+# of the state file, and, with nodes moved by pg_dump, the carrier taken
+# (a duplicate at seeds 2, 9, 7, 1, 4 and 2 today: upgrade-without-mark no
+# longer at seed 1, where the first ID now takes the old cluster's carrier).
 for mutant in upgrade-without-mark vouch-on-create no-drop-mark no-sync-wait \
-    foreign-state-trusted; do
+    foreign-state-trusted no-dump-adoption; do
     extra=()
     [ "$mutant" = foreign-state-trusted ] && extra=(--foreign-state-files)
+    [ "$mutant" = no-dump-adoption ] && extra=(--dump-restores)
     "$sim" --mutant "$mutant" "${extra[@]}" --registryless 25 --seed 1 --seeds 40 --nodes 50 \
         --duration-s 120 --expect-duplicate | grep -v '^  faults:' || status=1
 done

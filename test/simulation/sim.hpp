@@ -64,6 +64,8 @@ enum class Mutant {
   // --registry-loses-commits:
   kNoHistoryDefence,  // no change of the registry's history is seen: no floor, no gap (1.6)
   kNoHistoryGap,      // a holder that sees a change goes on above its cap (1.7)
+  // The dump's carrier of the bound (src/core/carrier.hpp; with --dump-restores):
+  kNoDumpAdoption,  // a restored carrier is merged, never taken as the bound (before issue 44)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -107,6 +109,12 @@ struct Config {
   // registry's first identity from its creation, and restores and upgrades
   // keep what it remembers (pg_snowflake/registry).
   bool nodes_knew_registry = false;
+  // A tenth of the faults (drawn apart, after the others) move a node by
+  // pg_dump: it stops, and its database is restored into a new cluster (a
+  // new system identifier, an empty pg_snowflake/) with the same identity,
+  // which the restore's trigger or the first ID gives the old node's bound
+  // through snowflake_dump_bound (issue 44).
+  bool dump_restores = false;
   Mutant mutant = Mutant::kNone;
   bool trace = false;  // print every fault
 };
@@ -134,6 +142,8 @@ struct Figures {
   uint64_t history_changes = 0;      // changes of the registry's history nodes saw
   uint64_t history_floors = 0;       // claims raised to a history floor
   uint64_t history_gaps = 0;         // gaps a holder crossed after a change
+  uint64_t dump_restores = 0;        // nodes moved by pg_dump and a restore (--dump-restores)
+  uint64_t dump_adoptions = 0;       // ... whose carrier the first ID took, not the trigger
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

@@ -60,6 +60,9 @@ class World {
   void drop_create(Node& node);
   void upgrade(Node& node);
   void new_server(Node& node);
+  bool carry(Node& node, int b);
+  void dump_restore(Node& node);
+  void restore_dump(Node& node);
   int64_t node_field(const Node& node) const;
   // How far a node's wall clock starts from the registry's (either way).
   int64_t wall_spread_us() const { return config_.clocks_in_step ? lease_us_ / 20 : 1000000; }

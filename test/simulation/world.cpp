@@ -176,6 +176,9 @@ void World::start(Node& node) {
   node.seen_identity = -1;  // the worker's memory; pg_snowflake/registry stays
   node.next_attempt_mono = mono(node);
   schedule(0, EventKind::kWorkerTick, node.index, 0, node.incarnation, 0);
+  // Every backend reads the carrier before its first ID (carrier.cpp).
+  node.carrier_covered.assign(static_cast<size_t>(config_.backends), 0);
+  if (node.dump_pending) restore_dump(node);
   for (int b = 0; b < config_.backends; b++)
     schedule(rng_.range(0, 10000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
 }
@@ -324,12 +327,12 @@ void World::backend_confirm(Node& node, int b) {
   lease::Grant grant = node.grant;
   if (config_.mutant == Mutant::kNoFloorCheck) grant.floor = 0;
   if (node.registryless) {
-    emit(node, backend);
+    if (carry(node, b)) emit(node, backend);
   } else {
     const lease::Verdict verdict =
         lease::may_return(grant, mono(node), backend.node, backend.timestamp);
     if (verdict == lease::Verdict::kAllowed) {
-      emit(node, backend);
+      if (carry(node, b)) emit(node, backend);
     } else {
       // A race with cross_gap: the next reservation lies above the gap.
       if (verdict == lease::Verdict::kInGap) node.generator->raise_floor(grant.gap_until);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bound.hpp"
+#include "carrier.hpp"
 #include "generator.hpp"
 #include "lease.hpp"
 #include "pick.hpp"
@@ -109,6 +110,16 @@ struct Node {
   int stall_next = 0;  // backend steps to stall
   std::vector<Backend> backends;
   int64_t last_cas_id = -1;  // every CAS of this data directory's lineage
+  // The dump's carrier of the bound (src/pg/bound/carrier.cpp): the
+  // database's snowflake_dump_bound row, the system identifier of the
+  // cluster whose bound covers it, and what each backend last read of it.
+  // --dump-restores: a restore of the dump pending at the next start.
+  int64_t carrier = 0;
+  std::string carrier_system;
+  std::vector<int64_t> carrier_covered;
+  bool dump_pending = false;
+  int64_t dump_carrier = 0;
+  std::string dump_system;
 };
 
 enum class EventKind : uint8_t {

@@ -64,8 +64,8 @@
 // marks nothing) are no longer found by the check once pg_snowflake/ is lost
 // (a copy without it, pg_upgrade without the hook, which then loads nothing).
 // A dump restored into a new cluster cannot be told from a new
-// node's data (README, "Upgrading PostgreSQL": a new identity, or the old
-// bound).
+// node's data here; from 1.8 its snowflake_dump_bound rows bring the old
+// node's bound (carrier.cpp).
 #include "bound_check.hpp"
 #include "../boundary.hpp"
 #include "durable.hpp"

@@ -155,22 +155,27 @@ SELECT * FROM (VALUES
                coalesce(bench.fact('release.baseline'), 'n/a')), 'nextval_baseline'),
     (2, 'release', 'nextval_this', '`snowflake_nextval()`, max_lead = 1000: this tree',
         'nextval_baseline'),
-    (3, 'decode', 'decode', '`snowflake_decode(id)`', 'decode'),
-    (4, 'decode', 'decode_preset', '`snowflake_decode(id, ''twitter'')`', 'decode'),
-    (5, 'decode', 'decode_specification',
+    (3, 'release', 'generate_baseline',
+        format('`snowflake_generate(n)`, max_lead = 1000: previous release, %s',
+               coalesce(bench.fact('release.baseline'), 'n/a')), 'generate_baseline'),
+    (4, 'release', 'generate_this', '`snowflake_generate(n)`, max_lead = 1000: this tree',
+        'generate_baseline'),
+    (5, 'decode', 'decode', '`snowflake_decode(id)`', 'decode'),
+    (6, 'decode', 'decode_preset', '`snowflake_decode(id, ''twitter'')`', 'decode'),
+    (7, 'decode', 'decode_specification',
         '`snowflake_decode(id, ''time:41 datacenter:5 worker:5 sequence:12'')`', 'decode'),
-    (6, 'decode', 'to_base32', '`snowflake_to_base32(id)`', 'to_base32'),
-    (7, 'decode', 'base32_round_trip', '`snowflake_from_base32(snowflake_to_base32(id))`',
+    (8, 'decode', 'to_base32', '`snowflake_to_base32(id)`', 'to_base32'),
+    (9, 'decode', 'base32_round_trip', '`snowflake_from_base32(snowflake_to_base32(id))`',
         'base32_round_trip'),
-    (8, 'release', 'to_public_baseline',
+    (10, 'release', 'to_public_baseline',
         format('`snowflake_to_public(id)` (AES-128): previous release, %s',
                coalesce(bench.fact('release.baseline'), 'n/a')), 'to_public_baseline'),
-    (9, 'release', 'to_public_this', '`snowflake_to_public(id)` (AES-128): this tree',
+    (11, 'release', 'to_public_this', '`snowflake_to_public(id)` (AES-128): this tree',
         'to_public_baseline'),
-    (10, 'release', 'public_round_trip_baseline',
+    (12, 'release', 'public_round_trip_baseline',
         format('`snowflake_from_public(snowflake_to_public(id))`: previous release, %s',
                coalesce(bench.fact('release.baseline'), 'n/a')), 'public_round_trip_baseline'),
-    (11, 'release', 'public_round_trip_this',
+    (13, 'release', 'public_round_trip_this',
         '`snowflake_from_public(snowflake_to_public(id))`: this tree', 'public_round_trip_baseline'))
     AS v(ord, item, scheme, label, baseline);
 
@@ -217,6 +222,8 @@ WITH one AS (SELECT * FROM sql_one),
      ins_uuidv7 AS (SELECT * FROM pgbench_summary WHERE scheme = 'insert_uuidv7'),
      uuidv7 AS (SELECT * FROM one WHERE scheme = 'uuidv7'),
      core AS (SELECT * FROM bench.core WHERE name = 'injected_advancing/real_time/threads:1'),
+     generate_this AS (SELECT * FROM release_summary WHERE scheme = 'generate_this'),
+     generate_previous AS (SELECT * FROM release_summary WHERE scheme = 'generate_baseline'),
      preset AS (SELECT * FROM release_summary WHERE scheme = 'decode_preset'),
      one_argument AS (SELECT * FROM release_summary WHERE scheme = 'decode'),
      to_public AS (SELECT * FROM release_summary WHERE scheme = 'to_public_this'),
@@ -286,6 +293,18 @@ UNION ALL
 SELECT 10, 'marginal cost of `snowflake_nextval()` at max_lead = 1000 within noise of the '
            'previous release''s (at most its median plus the larger interquartile range)',
        w.measured, w.met FROM pg_temp.within_noise('nextval_this', 'nextval_baseline') w
+UNION ALL
+SELECT 10.1, 'marginal cost of `snowflake_generate(n)` at max_lead = 1000 within noise of the '
+             'previous release''s (at most its median plus the larger interquartile range)',
+       format('%s ns vs %s ns: %s × (interquartile ranges %s and %s ns)',
+              bench.num((SELECT marginal_ns FROM generate_this), 1),
+              bench.num((SELECT marginal_ns FROM generate_previous), 1),
+              bench.num((SELECT vs_baseline FROM generate_this), 3),
+              bench.num((SELECT iqr_ns FROM generate_this), 1),
+              bench.num((SELECT iqr_ns FROM generate_previous), 1)),
+       (SELECT marginal_ns FROM generate_this)
+         <= (SELECT marginal_ns FROM generate_previous)
+            + greatest((SELECT iqr_ns FROM generate_this), (SELECT iqr_ns FROM generate_previous))
 UNION ALL
 SELECT 11, '`snowflake_decode(id, ''twitter'')` ≤ 1.5 × `snowflake_decode(id)` (marginal cost)',
        format('%s ns vs %s ns: %s ×', bench.num((SELECT marginal_ns FROM preset), 1),
@@ -528,13 +547,14 @@ SELECT '';
 SELECT format('Item 2''s query over %s rows, one backend, in two clusters of the same PostgreSQL '
               'side by side: this tree''s, and one that preloads the previous release (%s), built '
               'from git and never installed. In each repetition, interleaved: the floor, '
-              '`snowflake_nextval()` at max_lead = 1000 and public IDs each way (under one '
-              'AES-128 key, where the previous release has them) in each cluster, then the floor '
-              'and `snowflake_decode()` of the floor''s counter (IDs 1, 2, 3, ...) with and '
-              'without a layout per call, and base32 each way, in this tree''s. from_* is timed '
-              'on to_*''s output: its own cost is the round trip less to_*. Marginal cost = (time '
-              '− the same cluster''s floor in the same repetition) / rows; median of %s '
-              'repetitions, and the interquartile range of the repetitions.',
+              '`snowflake_nextval()` and `snowflake_generate(n)` (one call for the rows) at '
+              'max_lead = 1000 and public IDs each way (under one AES-128 key, where the '
+              'previous release has them) in each cluster, then the floor and '
+              '`snowflake_decode()` of the floor''s counter (IDs 1, 2, 3, ...) with and '
+              'without a layout per call, and base32 each way, in this tree''s. from_* is '
+              'timed on to_*''s output: its own cost is the round trip less to_*. Marginal '
+              'cost = (time − the same cluster''s floor in the same repetition) / rows; '
+              'median of %s repetitions, and the interquartile range of the repetitions.',
               bench.num(bench.fact('sql.rows')::float8),
               coalesce(bench.fact('release.baseline'), 'n/a'), bench.fact('run.reps'));
 SELECT '';
