@@ -51,7 +51,7 @@
  *     checks and the restore of its C functions). pg_upgrade never copies
  *     pg_snowflake/. A new cluster tried out under the old identity issues
  *     above the old IDs (else it repeats them whatever this protocol does:
- *     the README's "never the old identity alone").
+ *     README, "Upgrading PostgreSQL").
  * O5. An operator who gives a bound (snowflake_set_bound,
  *     snowflake_restore_bound) gives one above every ID of the lineage.
  * O6. IDs live in databases that have the extension: a data directory whose

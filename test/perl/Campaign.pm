@@ -66,7 +66,7 @@
 #                           down), its synchronous standby promoted: the
 #                           nodes reconnect to it and lose no lease, as a
 #                           registry that kept every commit it acknowledged
-#                           (README, "What never issued twice rests on")
+#                           (README, "Restarts, crashes and failover")
 #
 #   registry_recreate       the registry's database dropped (WITH (FORCE)) and
 #                           made again while the nodes run: the workers make
