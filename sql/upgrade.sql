@@ -218,7 +218,7 @@ ORDER BY 1, 2;
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.6';
 SELECT to_regprocedure('snowflake_to_public(bigint,text)') IS NULL AS no_public_ids_under_1_6;
-ALTER EXTENSION snowflake UPDATE;
+ALTER EXTENSION snowflake UPDATE TO '1.7';
 SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
@@ -238,7 +238,7 @@ CREATE EXTENSION snowflake VERSION '1.6';
 SELECT count(*) AS registry_columns_under_1_6 FROM pg_attribute
  WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 0;
 SELECT in_use, state FROM snowflake_registry_status;
-ALTER EXTENSION snowflake UPDATE;
+ALTER EXTENSION snowflake UPDATE TO '1.7';
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
  WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 18 ORDER BY attnum;
 SELECT in_use, state, registry_durability, registry_standbys, registry_history_changed_at
@@ -307,4 +307,31 @@ SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid), pg_get_funct
        p.probin, p.provolatile, p.proisstrict, p.proparallel, p.proacl::text, obj_description(p.oid, 'pg_proc')
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake') u
+ORDER BY 1, 2;
+
+-- 1.7 to 1.8 directly: snowflake_registry_status gains registry_waits_for and
+-- registry_waiting_since (issue 47: what a stalled renewal waits for); the
+-- view and its function are made again, with the grants, definition and
+-- comment of an extension created at 1.8.
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.7';
+SELECT count(*) AS registry_columns_under_1_7 FROM pg_attribute
+ WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 0;
+ALTER EXTENSION snowflake UPDATE TO '1.8';
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 21 ORDER BY attnum;
+SELECT registry_waits_for, registry_waiting_since FROM snowflake_registry_status;
+CREATE TEMP TABLE updated_view_grants_1_8 AS
+SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
+       obj_description(c.oid, 'pg_class') AS comment
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE c.relkind = 'v';
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake VERSION '1.8';
+SELECT 'only updated' AS side, relname FROM (TABLE updated_view_grants_1_8 EXCEPT
+SELECT c.relname, c.relacl::text, pg_get_viewdef(c.oid), obj_description(c.oid, 'pg_class')
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+ WHERE c.relkind = 'v') u
 ORDER BY 1, 2;
