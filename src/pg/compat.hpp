@@ -20,6 +20,8 @@
 #include "postgres.hpp"
 
 extern "C" {
+#include "replication/origin.h"
+#include "replication/slot.h"
 #include "utils/guc_tables.h"
 }
 
@@ -110,6 +112,22 @@ inline void guc_extra_free(void* extra) {
   free(extra);
 #endif
 }
+
+// How many replication origins may have a replication state at once (the
+// bound's origin takes one: bound/bound_register.cpp), and the setting that
+// says it. 18 sized them by max_active_replication_origins; before, by
+// max_replication_slots.
+#if PG_VERSION_NUM >= 180000
+inline int replication_origin_states() {
+  return max_active_replication_origins;
+}
+inline constexpr char kReplicationOriginStatesSetting[] = "max_active_replication_origins";
+#else
+inline int replication_origin_states() {
+  return max_replication_slots;
+}
+inline constexpr char kReplicationOriginStatesSetting[] = "max_replication_slots";
+#endif
 
 // Serves the startup process's interrupts (a shutdown, a reload) during a
 // wait in redo. 18 renamed HandleStartupProcInterrupts.
