@@ -71,6 +71,9 @@ sub copy_without_state
 	rmtree($copy->data_dir);
 	PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $copy->data_dir);
 	rmtree($copy->data_dir . '/pg_snowflake');
+	# Nor the replication origin that keeps the bound's second copy (it would
+	# give the bound: test/t/061).
+	SnowflakeTest::forget_bound_origin($copy);
 	chmod 0700, $copy->data_dir or die "chmod: $!";
 	$copy->append_conf('postgresql.conf',
 		"port = " . $copy->port . "\nunix_socket_directories = '" . $copy->host . "'");
@@ -89,7 +92,7 @@ sub refuses_ok
 	like($r->{message} // '', qr/the bound above this node's earlier snowflake IDs is unknown/,
 		"$label: because the bound is unknown");
 	like($r->{detail} // '', $why, "$label: the detail says why") if $why;
-	like($r->{hint} // '', qr/snowflake_restore_bound\('\/path\/to\/old\/data'\)/,
+	like($r->{hint} // '', qr/snowflake_restore_bound\('\/path\/to\/(old\/data|that\/data\/directory)'\)/,
 		"$label: the hint says how to give it");
 	is($node->safe_psql('shop', "SELECT count(*) FROM orders WHERE id <= $highest"),
 		'3000', "$label: no row is lost");
@@ -171,6 +174,7 @@ $held->safe_psql('postgres',
 	"BEGIN; ALTER DATABASE blocked RENAME TO blocked_renamed; PREPARE TRANSACTION 'hold'");
 $held->stop;
 rmtree($held->data_dir . '/pg_snowflake');
+SnowflakeTest::forget_bound_origin($held);
 SnowflakeTest::start_node($held);
 my $r = SnowflakeTest::try_sql($held, 'SELECT snowflake_nextval()', dbname => 'shop');
 like($r->{message} // '', qr/is still checking whether this data directory has issued IDs/,
@@ -189,6 +193,7 @@ $held->safe_psql('postgres',
 	"BEGIN; ALTER DATABASE blocked RENAME TO blocked_renamed; PREPARE TRANSACTION 'hold'");
 $held->stop;
 rmtree($held->data_dir . '/pg_snowflake');
+SnowflakeTest::forget_bound_origin($held);
 SnowflakeTest::start_node($held);
 $held->safe_psql(
 	'shop', q{
