@@ -28,7 +28,7 @@ namespace {
                "  [--foreign-state-files]\n"
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
-               "   no-sync-wait|foreign-state-trusted]\n"
+               "   no-sync-wait|foreign-state-trusted|origin-not-consulted]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);
@@ -141,6 +141,8 @@ int main(int argc, char** argv) {
     total.operator_bounds += figures.operator_bounds;
     total.registry_reverts += figures.registry_reverts;
     total.foreign_states += figures.foreign_states;
+    total.origin_answers += figures.origin_answers;
+    total.older_files_found += figures.older_files_found;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -195,6 +197,12 @@ int main(int argc, char** argv) {
   if (config.foreign_state_files)
     std::printf("  restores with another node's pg_snowflake/: %llu\n",
                 static_cast<unsigned long long>(total.foreign_states));
+  std::printf(
+      "  the replication origin of the bound: %llu older state files put back, %llu found older; "
+      "%llu starts without a state file it gave the bound\n",
+      static_cast<unsigned long long>(total.faults[kStaleState]),
+      static_cast<unsigned long long>(total.older_files_found),
+      static_cast<unsigned long long>(total.origin_answers));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

@@ -31,6 +31,8 @@ enum Fault : int {
                  // timeline, elsewhere); another postmaster, so another token
   kUpgrade,      // pg_upgrade into a new data directory: with Debian's hook (the old
                  // bound given), without it, or into a cluster tried out first
+  kStaleState,   // an older copy of pg_snowflake/state (a backup's) put back after a
+                 // clean stop or a crash, the wall clock back at the time of the copy
   kDropCreate,   // DROP EXTENSION and CREATE EXTENSION before the bound is known
                  // (after half the restores and upgrades, not drawn on its own)
   kFaultKinds
@@ -55,6 +57,7 @@ enum class Mutant {
   kNoDropMark,           // a drop while the bound is not known marks nothing
   kNoSyncWait,           // a bound used before the synchronous standby has it
   kForeignStateTrusted,  // a start trusts another system's state file (before issue 37)
+  kOriginNotConsulted,   // the replication origin of the bound is never read (before issue 44)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -108,6 +111,8 @@ struct Figures {
   uint64_t operator_bounds = 0;      // bounds an operator gave to a node that refused IDs
   uint64_t registry_reverts = 0;     // failovers of the registry that lost commits
   uint64_t foreign_states = 0;       // restores with another node's pg_snowflake/
+  uint64_t origin_answers = 0;       // starts without a state file the origin gave the bound
+  uint64_t older_files_found = 0;    // starts whose state file the origin showed older
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;
