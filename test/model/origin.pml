@@ -11,9 +11,10 @@
  * leases; here the generator is one step.) Mutants (run.sh; MUTANT_*
  * unless said): NO_MARKS and NO_UPGRADE_MARK (1.6's rules (a) and (c)),
  * MARKS_FORGOTTEN, NO_DROP_MARK, DROP_MARK_LATE, VOUCH_ANY, GIVEN_ALONE,
- * GIVEN_DESPITE_MARKS; and two assumptions broken, DATA_WITHOUT_EXTENSION
- * (O6) and DROP_WITHOUT_PRELOAD (O7). MUTANT_VOUCH_UNKNOWN (1.6's rule (b))
- * has no counterexample: doc/model.md says why.
+ * GIVEN_DESPITE_MARKS, NO_ORIGIN_CHECK (1.7: an older state file put back
+ * is trusted), ORIGIN_KEPT_BY_UPGRADE; and two assumptions broken, DATA_WITHOUT_EXTENSION (O6) and
+ * DROP_WITHOUT_PRELOAD (O7). MUTANT_VOUCH_UNKNOWN (1.6's rule (b)) has no
+ * counterexample: doc/model.md says why.
  *
  * The world: one data directory at a time runs as the node of one identity;
  * a copy or pg_upgrade replaces it, and the data directory it came from never
@@ -62,6 +63,24 @@
  *     two steps (its hook, then its commit or, for a drop, the bound's state
  *     set and the commit); the check reads one database per step. Extension
  *     OIDs are never reused (a vouch names one extension).
+ * O9. The replication origin "snowflake_bound" (bound_register.cpp) is a
+ *     durable register (its advances are WAL-logged and flushed with the
+ *     bound record that follows, and checkpointed): a crash or restart keeps
+ *     it; a copy or restore takes it with the data directory (pg_logical/),
+ *     or, as a tool that skips it too or a data directory of 1.7, not at all;
+ *     pg_upgrade never carries it (a new cluster has its own, set up if it is
+ *     tried out, which Debian's hook removes with the given bound, and
+ *     pg_upgrade's server clears when it marks the bound unknown). Once
+ *     recovery is over, the node consults it (the register worker, at once)
+ *     and sets it up as soon as the bound is known: no copy, stop, ID or
+ *     put-back falls between a start and that (the start's own check of the
+ *     origin's checkpoint closes the window for a state file that names the
+ *     origin; doc/model.md). An older copy of pg_snowflake/state (a
+ *     backup's) may be put back at a start of a data directory whose origin
+ *     has a state (without one, max_replication_slots = 0, the node trusts
+ *     the file as 1.7 did: README). The exact bound of a clean shutdown is
+ *     the bound here (O1), so the durable bound the state file records is its
+ *     bound (bound::to_write is the simulator's and the unit tests').
  */
 
 #ifndef CMAX
@@ -79,6 +98,9 @@
 #ifndef MAXDDL
 #define MAXDDL 4        /* creations and drops of the extension, in all */
 #endif
+#ifndef MAXSTALE
+#define MAXSTALE 1      /* older copies of pg_snowflake/state put back */
+#endif
 #define LEAD 1          /* snowflake.max_lead, in units */
 #define NDB 2
 #define MAX(a, b) ((a) > (b) -> (a) : (b))
@@ -90,7 +112,7 @@
 #define CREATE 1
 #define DROP 2
 
-byte restarts, copies, upgrades, ddls;   /* fault and operation budgets */
+byte restarts, copies, upgrades, ddls, stales;   /* fault and operation budgets */
 
 /* disk: pg_snowflake/ (lost by a copy without it, never brought by pg_upgrade) */
 bool has_st;            /* pg_snowflake/state */
@@ -100,6 +122,13 @@ bool has_given;         /* pg_snowflake/given */
 byte given;
 byte vouch[NDB];        /* pg_snowflake/created.<db>.<ext> for the extension now in db */
 byte wal;               /* the largest bound record since the last checkpoint, + 1; 0: none */
+/* pg_logical/: the replication origin of the bound (O9) */
+bool org;               /* it has a state */
+byte ov;                /* its value: the durable bound */
+/* a copy of pg_snowflake/state taken earlier (a backup's), O9 */
+bool saved;
+bool saved_has;
+byte saved_st;
 /* the databases */
 byte ext[NDB];          /* the extension is in db (committed) */
 
@@ -172,23 +201,61 @@ inline restore(until) {
   floor = MAX(floor, until); dur = MAX(dur, until)
 }
 
-/* durable.cpp write_bound(): the WAL record (flushed), the state file, and
- * the vouches removed with the first state file */
+/* durable.cpp write_bound(): the origin raised if it has a state
+ * (bound_register.cpp raise_register), the WAL record (flushed with it), the
+ * state file, and the vouches removed with the first state file */
 inline write_bound(b) {
+  if :: org -> ov = MAX(ov, b) :: else -> skip fi;
   wal = MAX(wal, b + 1);
   st = b; has_st = true;
   if :: !st_written -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
   written = b; st_written = true
 }
 
-/* durable.cpp adopt_bound(b) */
+/* bound_register.cpp consult_register(), bound::at_origin: once per start,
+ * once recovery is over (the register worker at once; O9); an origin above
+ * the state file's bound (the file is older than the data directory:
+ * kStateFileOlder) or while checking (kAnswered) gives the bound; marks win.
+ * An origin below the state file (a bound taken from pg_snowflake/given) is
+ * raised to it. */
+inline consult_origin() {
+#ifndef MUTANT_NO_ORIGIN_CHECK
+  if :: org && bstate == KNOWN && ov < written -> ov = written :: else -> skip fi;
+  if
+  :: org && ((bstate == KNOWN && ov > written) || bstate == CHECKING) ->
+     printf("origin %d gives the bound (state %d, file %d)\n", ov, bstate, written);
+     u = MAX(ov, written);
+     restore(u);
+     st = u; has_st = true;
+     if :: !st_written -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
+     written = u; st_written = true;
+     bstate = KNOWN;
+     u = 0
+  :: else -> skip
+  fi
+#else
+  skip
+#endif
+}
+
+/* the "snowflake bound register" worker (bound_register.cpp): the origin's
+ * first state, the durable bound in force, as soon as the bound is known
+ * (O9) */
+inline establish() {
+  if :: bstate == KNOWN && !org -> org = true; ov = written :: else -> skip fi
+}
+
+/* durable.cpp adopt_bound(b): the origin consulted first, never below it */
 inline adopt_bound(b) {
+  consult_origin();
   u = MAX(b, written);
+  if :: org -> u = MAX(u, ov) :: else -> skip fi;
   write_bound(u);
   restore(u);
   if :: bstate == UNKNOWN -> marks = false :: else -> skip fi;
   bstate = KNOWN;
-  u = 0
+  u = 0;
+  establish()
 }
 
 /* The postmaster's start: durable.cpp restore_durable_bound(), then redo of
@@ -237,7 +304,10 @@ inline start_node() {
      bstate = KNOWN
   :: else -> skip
   fi;
-  u = 0
+  u = 0;
+  /* once recovery is over: the register worker consults the origin at once,
+   * and sets it up if the bound is known (O9) */
+  if :: bstate == KNOWN -> consult_origin(); establish() :: else -> skip fi
 }
 
 /* pg_upgrade: the old databases arrive; the binary-upgrade server marks the
@@ -248,6 +318,12 @@ inline pg_upgrade() {
   waiting = false;
 #ifndef MUTANT_NO_UPGRADE_MARK
   if :: o_ext[0] || o_ext[1] -> append_mark() :: else -> skip fi;
+#endif
+  /* ... and clears the new cluster's own origin (bound_register.cpp
+   * clear_register), set up while it was tried out: it covers none of the
+   * data that arrives */
+#ifndef MUTANT_ORIGIN_KEPT_BY_UPGRADE
+  if :: o_ext[0] || o_ext[1] -> org = false; ov = 0 :: else -> skip fi;
 #endif
   ext[0] = o_ext[0]; ext[1] = o_ext[1]; vouch[0] = 0; vouch[1] = 0; wal = 0;
   o_ext[0] = 0; o_ext[1] = 0; o_has_st = false; o_st = 0; o_marks = false; o_hi = 0;
@@ -305,15 +381,22 @@ end:
    * database per step (answer_here: the extension there, not vouched for),
    * then conclude_bound_check(). */
   :: atomic { pre && bstate == CHECKING && chk < NDB ->
+       /* the first database's asker consults the origin first
+        * (bound_check.cpp answer_here) */
+       if :: chk == 0 -> consult_origin() :: else -> skip fi;
+       if
+       :: bstate != CHECKING -> establish(); printf("check: the origin gave the bound\n")
+       :: else ->
        if
        :: ext[chk] && !VOUCHED(chk) -> found = true; printf("check: db%d has it\n", chk)
        :: else -> printf("check: db%d has none (or vouched)\n", chk)
        fi;
-       chk++ }
+       chk++
+       fi }
   :: atomic { pre && bstate == CHECKING && chk == NDB ->
        if
        :: found -> mark_bound_unknown()
-       :: else -> bstate = KNOWN
+       :: else -> bstate = KNOWN; establish()
        fi;
        printf("check concluded: state %d\n", bstate) }
 
@@ -385,6 +468,20 @@ end:
   :: atomic { pre && bstate != KNOWN && SOME_EXT -> adopt_bound(hi);
        printf("operator gives bound %d\n", written) }
 
+  /* a copy of pg_snowflake/state taken (a backup's), once */
+  :: atomic { !saved && has_st && stales < MAXSTALE -> saved = true; saved_has = has_st;
+       saved_st = st;
+       printf("state file %d copied aside\n", saved_st) }
+  /* the copy put back into the stopped data directory whose origin has a
+   * state (O9), then a start (crash recovery replays the bound records since
+   * the last checkpoint: wal) */
+  :: atomic { saved && org && stales < MAXSTALE && !waiting -> stales++;
+       has_st = saved_has; st = saved_st;
+       saved = false; saved_has = false; saved_st = 0;
+       pre = true;
+       start_node();
+       printf("older state file %d put back: state %d, bound %d\n", st, bstate, dur) }
+
   /* a checkpoint: later crash recovery replays no record before it */
   :: atomic { wal > 0 -> wal = 0; printf("checkpoint\n") }
 
@@ -403,6 +500,8 @@ end:
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0;
        if :: wal = 0 :: skip fi;
+       /* with pg_logical/ (the origin) or without it (O9) */
+       if :: skip :: org = false; ov = 0 fi;
        pre = true;
        start_node();
        printf("copy without pg_snowflake/: state %d, bound %d\n", bstate, dur) }
@@ -414,6 +513,8 @@ end:
        o_has_st = has_st; o_st = st; o_marks = marks; o_hi = hi;
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0; ext[0] = 0; ext[1] = 0; wal = 0;
+       org = false; ov = 0;   /* the new cluster's own origin (O9) */
+       saved = false;            /* a copy of the old state file is not the new one's */
        pre = true;
        start_node();
        printf("old cluster stopped (bound %d, marks %d); new cluster made\n", o_st, o_marks) }
@@ -422,7 +523,13 @@ end:
    * hook, then pg_upgrade and its binary-upgrade server, then the new
    * cluster's start */
   :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && o_has_st && HOOK_GIVES ->
-       has_given = true; given = o_st; printf("hook: given %d\n", given); pg_upgrade() }
+       has_given = true; given = o_st;
+       /* ... and removes the new cluster's origin checkpoint: its own origin,
+        * set up while it was tried out, covers none of the old data */
+#ifndef MUTANT_ORIGIN_KEPT_BY_UPGRADE
+       org = false; ov = 0;
+#endif
+       printf("hook: given %d\n", given); pg_upgrade() }
   :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && O6_UPGRADE -> pg_upgrade() }
   od
 }

@@ -20,10 +20,14 @@
 #   LIVE       the same file: a node with a good clock and a reachable
 #              registry eventually issues (an LTL property, weak fairness)
 #   ORIGIN     test/model/origin.pml: the bound's origin: state file, marks,
-#              vouches, given; the check of the databases; creations and
-#              drops of the extension, copies without pg_snowflake/,
+#              vouches, given, the replication origin of the bound; the
+#              check of the databases; creations and drops of the extension,
+#              copies without pg_snowflake/ (with or without the origin),
 #              pg_upgrade (tried-out new clusters, Debian's hook), restarts
 #              with and without the preload, the operator's bound
+#   ORIGIN_STALE
+#              the same with an older copy of pg_snowflake/state put back,
+#              one upgrade and two creations or drops
 # Prints states explored, depth, errors and seconds of each run.
 # doc/model.md says what each one bounds. MODEL_JOBS (default 2, the
 # machine's cores) is how many searches run at a time.
@@ -53,7 +57,9 @@ REG_2B_CRASH=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=0 -DMAXCRASH=
 # shellcheck disable=SC2034
 REG_2B_STEP=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=1 -DMAXCRASH=0 -DMAXLOST=0)
 # shellcheck disable=SC2034
-ORIGIN=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=2 -DMAXDDL=4)
+ORIGIN=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=2 -DMAXDDL=4 -DMAXSTALE=0)
+# shellcheck disable=SC2034
+ORIGIN_STALE=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=1 -DMAXDDL=2 -DMAXSTALE=1)
 # shellcheck disable=SC2034
 LIVE=(registry.pml live -DLIVE -DLEASE=3 -DDRIFT=0 -DTMAX=3 -DMAXSTEPS=1 -DMAXCRASH=1 -DMAXLOST=0)
 
@@ -86,6 +92,8 @@ mutants=(
     "GIVEN_DESPITE_MARKS ORIGIN"
     "DATA_WITHOUT_EXTENSION ORIGIN -DDATA_WITHOUT_EXTENSION"
     "DROP_WITHOUT_PRELOAD ORIGIN -DDROP_WITHOUT_PRELOAD"
+    "NO_ORIGIN_CHECK ORIGIN_STALE"
+    "ORIGIN_KEPT_BY_UPGRADE ORIGIN"
 )
 
 # check NAME FILE KIND SPIN-DEFINES...: prints "NAME: states, depth, errors,
@@ -127,7 +135,8 @@ throttle() {
     [ "$(jobs -rp | wc -l)" -lt "${MODEL_JOBS:-2}" ] || wait -n
 }
 
-configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
+configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN REG_TIME ORIGIN_STALE LIVE REG_LOST REG_CRASH
+    REG_STEP)
 status=0
 layer_start=$(date +%s)
 for config in "${configs[@]}"; do

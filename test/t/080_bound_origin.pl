@@ -22,11 +22,13 @@
 #    at once.
 # 3. pg_upgrade into a cluster that was tried out first (the extension
 #    created, an ID issued, the extension dropped): it refuses, naming
-#    pg_upgrade; the same when the tried-out cluster did not preload the
-#    library during pg_upgrade. With the old state file placed as
-#    pg_snowflake/given before pg_upgrade (as Debian's pg_upgradecluster hook
-#    does), it issues above the old IDs at once. A data directory whose own
-#    bound is unknown gives no bound to another (snowflake_restore_bound).
+#    pg_upgrade, and the replication origin the try-out set up is cleared;
+#    the same when the tried-out cluster did not preload the library during
+#    pg_upgrade. With the old state file placed as pg_snowflake/given before
+#    pg_upgrade (as Debian's pg_upgradecluster hook does), it issues above
+#    the old IDs at once, its replication origin raised above them. A data
+#    directory whose own bound is unknown gives no bound to another
+#    (snowflake_restore_bound).
 use strict;
 use warnings FATAL => 'all';
 
@@ -221,6 +223,8 @@ sub upgraded
 	SnowflakeTest::start_node($new);
 	$new->safe_psql('postgres',
 		'CREATE EXTENSION snowflake; SELECT snowflake_nextval(); DROP EXTENSION snowflake');
+	# The try-out sets up the replication origin of its own bound.
+	SnowflakeTest::wait_for_bound_origin($new);
 	$new->stop;
 	ok(-f $new->data_dir . '/pg_snowflake/state', "$name: the try-out wrote a state file");
 	$new->append_conf('postgresql.conf', "shared_preload_libraries = ''")
@@ -235,14 +239,29 @@ sub upgraded
 	return $new;
 }
 
+# The replication origin of the bound (src/pg/bound/bound_register.cpp) as
+# an ID bound; 0 if it has no state.
+sub origin_bound
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+		SELECT coalesce((SELECT s.remote_lsn - '0/0' FROM pg_replication_origin_status s
+			JOIN pg_replication_origin o ON o.roident = s.local_id
+			WHERE o.roname = 'snowflake_bound'), 0)});
+}
+
 my $tried = upgraded('tried');
 refuses_ok($tried, 'tried', qr/made by pg_upgrade/);
+is(origin_bound($tried), 0,
+	'tried: pg_upgrade\'s server cleared the replication origin the try-out set up');
 $tried->safe_psql('shop', "SELECT snowflake_restore_bound('" . $old->data_dir . "')");
 issues_above_ok($tried, 'tried, the bound given');
 $tried->stop;
 
 my $unpreloaded = upgraded('unpreloaded', preload_during_upgrade => 0);
 refuses_ok($unpreloaded, 'tried, not preloaded during pg_upgrade', qr/made by pg_upgrade/);
+is(origin_bound($unpreloaded), 0,
+	'tried, not preloaded during pg_upgrade: the library pg_upgrade loaded cleared the origin too');
 $unpreloaded->stop;
 
 my $hooked = upgraded('hooked', given => 1);
@@ -251,6 +270,11 @@ ok($hooked->log_contains(qr/took the bound in pg_snowflake\/given/),
 ok(!-e $hooked->data_dir . '/pg_snowflake/given' && !-e $hooked->data_dir . '/pg_snowflake/unknown',
 	'hooked: into the state file, and no mark is left');
 issues_above_ok($hooked, 'hooked');
+# The try-out's origin (this test places pg_snowflake/given by hand, as the
+# hook does, but leaves the origins' checkpoint, which the hook removes) is
+# raised to the given bound at the start.
+cmp_ok(origin_bound($hooked), '>', $highest,
+	'hooked: the replication origin is raised above the old IDs');
 # The tried-out cluster's state file does not cover the data pg_upgrade
 # brought it: no bound to give another node.
 $r = SnowflakeTest::try_sql($hooked,

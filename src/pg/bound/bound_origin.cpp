@@ -337,6 +337,7 @@ void note_extension_created(Oid extension) {
           "this data directory was made by pg_upgrade, which brought the snowflake "
           "extension in database %s",
           quoted_database(), ERROR);
+      clear_register();
       return;
     case bound::Creation::kNothing:
       return;
@@ -389,6 +390,7 @@ void install_bound_origin_hooks() {
         "this data directory was made by pg_upgrade, which loaded the snowflake "
         "library in database %s",
         quoted_database(), ERROR);
+    clear_register();
   }
 }
 

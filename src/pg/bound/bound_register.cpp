@@ -118,7 +118,9 @@ RepOriginId find_origin(bool wait, bool* busy) {
   }
   // Dropped (and its id perhaps reused) while this waited: not ours.
   if (replorigin_by_name(kOriginName, true) == origin) {
-    shared_node->register_origin = origin;  // for the registry worker's look
+    // For the registry worker's look, and the state file's record (none in a
+    // server without the preload: pg_upgrade's, clear_register).
+    if (shared_node != nullptr) shared_node->register_origin = origin;
     return origin;
   }
   unlock_origin_object(origin);
@@ -141,19 +143,27 @@ const char* bound_text(int64_t until) {
   return timestamp_text(timestamptz_from_unix_ms(settings.layout.unix_ms(until)));
 }
 
+}  // namespace
+
+void report_state_file_older(int64_t file_durable, int64_t until) {
+  ereport(WARNING,
+          (errmsg("snowflake: pg_snowflake/state was older than this data directory"),
+           errdetail("It records a durable bound of %s, but the replication origin \"%s\", "
+                     "which WAL and checkpoints keep with the data, holds %s: IDs were issued "
+                     "here after the file was written, as with a copy of it from a backup, a "
+                     "standby or any earlier copy put back. The node takes the later bound, and "
+                     "writes the state file anew.",
+                     bound_text(file_durable), kOriginName, bound_text(until)),
+           errhint("Nothing to do. Never put back an older copy of pg_snowflake/state: it "
+                   "cannot vouch for a newer data directory.")));
+}
+
+namespace {
+
 // The WARNING of a consult that took the origin's bound.
 void report_taken(const bound::FromOrigin& from, int64_t file_durable) {
   if (from.finding == bound::Finding::kStateFileOlder) {
-    ereport(WARNING,
-            (errmsg("snowflake: pg_snowflake/state was older than this data directory"),
-             errdetail("It records a durable bound of %s, but the replication origin \"%s\", "
-                       "which WAL and checkpoints keep with the data, holds %s: IDs were issued "
-                       "here after the file was written, as with a copy of it from a backup, a "
-                       "standby or any earlier copy put back. The node takes the later bound, and "
-                       "writes the state file anew.",
-                       bound_text(file_durable), kOriginName, bound_text(from.written.until)),
-             errhint("Nothing to do. Never put back an older copy of pg_snowflake/state: it "
-                     "cannot vouch for a newer data directory.")));
+    report_state_file_older(file_durable, from.written.until);
     return;
   }
   ereport(WARNING,
@@ -217,6 +227,10 @@ void consult_register(RepOriginId origin) {
   const bool has_state = register_bound(origin, &until);
   const bound::Written before = written();
   const bound::FromOrigin from = bound::at_origin(bound_state(), before, has_state, until);
+  // Below the state file (a bound taken from pg_snowflake/given, which the
+  // origin never held): raised to it, so that it covers the data from now on.
+  if (has_state && bound_state() == BoundState::kKnown && until < bound::origin_value(before))
+    raise_register(origin, bound::origin_value(before));
   if (from.finding != bound::Finding::kNothing) {
     node_generator()->restore(from.written.until);
     (void)write_state_file(from.written.until, from.written.durable, ERROR);
@@ -339,6 +353,65 @@ void establish_register() {
 
 }  // namespace
 
+bool checkpointed_register_bound(uint16 origin, int64_t* until) {
+  if (origin == InvalidRepOriginId || compat::replication_origin_states() == 0) return false;
+  // The checkpoint's format (origin.c, CheckPointReplicationOrigin): a magic
+  // number, one entry per origin with a state, a CRC-32C of all before it.
+  // Anything else is not read: the consult after recovery still runs.
+  constexpr uint32 kMagic = 0x1257DADE;
+  struct Entry {
+    RepOriginId roident;
+    XLogRecPtr remote_lsn;
+  };
+  const int fd = OpenTransientFile("pg_logical/replorigin_checkpoint", O_RDONLY | PG_BINARY);
+  if (fd < 0) return false;
+  const size_t most =
+      sizeof(uint32) + sizeof(Entry) * compat::replication_origin_states() + sizeof(pg_crc32c) + 1;
+  char* bytes = static_cast<char*>(palloc(most));
+  const ssize_t got = read(fd, bytes, most);
+  CloseTransientFile(fd);
+  bool found = false;
+  uint32 magic = 0;
+  if (got >= static_cast<ssize_t>(sizeof(magic) + sizeof(pg_crc32c)) &&
+      static_cast<size_t>(got) < most &&
+      (static_cast<size_t>(got) - sizeof(magic) - sizeof(pg_crc32c)) % sizeof(Entry) == 0) {
+    memcpy(&magic, bytes, sizeof(magic));
+    pg_crc32c crc;
+    INIT_CRC32C(crc);
+    COMP_CRC32C(crc, bytes, got - sizeof(pg_crc32c));
+    FIN_CRC32C(crc);
+    pg_crc32c stored;
+    memcpy(&stored, bytes + got - sizeof(pg_crc32c), sizeof(stored));
+    if (magic == kMagic && crc == stored) {
+      for (const char* at = bytes + sizeof(magic); at < bytes + got - sizeof(pg_crc32c);
+           at += sizeof(Entry)) {
+        Entry entry;
+        memcpy(&entry, at, sizeof(entry));
+        if (entry.roident != origin || entry.remote_lsn == InvalidXLogRecPtr) continue;
+        *until = settings.layout.timestamp_bound(static_cast<uint64_t>(entry.remote_lsn));
+        found = true;
+      }
+    }
+  }
+  pfree(bytes);
+  return found;
+}
+
+void clear_register() {
+  if (compat::replication_origin_states() == 0 || !IsTransactionState()) return;
+  const RegisterLock lock = lock_register(true);
+  if (lock.origin != InvalidRepOriginId &&
+      replorigin_get_progress(lock.origin, false) != InvalidXLogRecPtr) {
+    // Its value 0 is no state here (register_bound); WAL-logged, and in the
+    // checkpoint pg_upgrade's server writes at its shutdown.
+    replorigin_advance(lock.origin, InvalidXLogRecPtr, InvalidXLogRecPtr, true, true);
+    ereport(LOG, (errmsg("snowflake: cleared the replication origin \"%s\": it covers none of "
+                         "the data pg_upgrade brings",
+                         kOriginName)));
+  }
+  unlock_register(lock);
+}
+
 long step_register() {
   if (RecoveryInProgress() || bound_state() != BoundState::kKnown) return -1;
   if (compat::replication_origin_states() == 0) {
@@ -367,9 +440,10 @@ long step_register() {
   }
   const TimestampTz now = GetCurrentTimestamp();
   if (now < next_look) return static_cast<long>((next_look - now) / 1000) + 1;
-  // Looked at again every minute: an operator may drop it.
+  // Looked at again every minute: an operator may drop it. Once per start the
+  // worker runs whatever it finds: it consults the origin, before any ID.
   next_look = now + static_cast<TimestampTz>(kEstablishRetryMs) * 1000;
-  if (register_has_state()) return kEstablishRetryMs;
+  if (shared_node->origin_consulted && register_has_state()) return kEstablishRetryMs;
   if (!start_register_worker() && !shared_node->register_warned) {
     shared_node->register_warned = true;
     ereport(WARNING,
@@ -401,7 +475,16 @@ void snowflake_bound_register_main(Datum database) {
                                             BGWORKER_BYPASS_ALLOWCONN);
   MemoryContext caller = CurrentMemoryContext;
   PG_TRY();
-  { establish_register(); }
+  {
+    // Is the state file older than the data directory? Told at once, not at
+    // the first ID: a stop before it would leave the older file to
+    // pg_upgradecluster's hook or to snowflake_restore_bound().
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    consult_register_connected(true);
+    CommitTransactionCommand();
+    establish_register();
+  }
   PG_CATCH();
   {
     MemoryContextSwitchTo(caller);

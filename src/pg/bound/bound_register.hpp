@@ -45,11 +45,25 @@ void consult_register(RepOriginId origin);
 // `wait` false it does nothing if a lock is held.
 void consult_register_connected(bool wait);
 
-// The registry worker, once recovery is over and the bound is known: if the
-// origin has no state, starts the short-lived "snowflake bound register"
-// worker, which creates it and gives it its first state, the durable bound in
-// force; looks again every minute. Returns how soon to come back, in ms (-1:
-// not now); a failure is a WARNING, once, and a retry a minute later.
+// The postmaster at start, before recovery: the value of the origin `origin`
+// (the id the state file records) in the checkpoint of the replication
+// origins (pg_logical/replorigin_checkpoint, read as a file); false if it
+// has none there or the file cannot be read as PostgreSQL writes it.
+bool checkpointed_register_bound(uint16 origin, int64_t* until);
+
+// The WARNING of a state file found older than the origin.
+void report_state_file_older(int64_t file_durable, int64_t until);
+
+// pg_upgrade's server, as it marks the bound unknown: the origin's state, set
+// up while the new cluster was tried out, cleared (it covers none of the
+// data that arrives), in a transaction; nothing outside one.
+void clear_register();
+
+// The registry worker, once recovery is over and the bound is known: starts
+// the short-lived "snowflake bound register" worker once per start, which
+// consults the origin at once and, if it has no state, creates it and gives
+// it its first state, the durable bound in force; looks again every minute. Returns how soon to
+// come back, in ms (-1: not now); a failure is a WARNING, once, and a retry a minute later.
 long step_register();
 
 }  // namespace snowflake::pg

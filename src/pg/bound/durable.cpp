@@ -164,6 +164,7 @@ void report_unread(const StateFileRead& file) {
 void restore_durable_bound() {
   bound::OnDisk disk;
   const StateFileRead file = read_state_file();
+  shared_node->register_origin = file.origin_id;
   const uint64_t writer = file.system_identifier;
   disk.state_file = file.read;
   disk.state_until = file.until;
@@ -177,7 +178,20 @@ void restore_durable_bound() {
   disk.given = !IsBinaryUpgrade && read_given_state_file(&disk.given_until);
   char why[sizeof(shared_node->bound_unknown_why)];
   disk.marks = read_unknown_marks(why, sizeof(why));
-  const bound::Start start = bound::at_start(disk);
+  bound::Start start = bound::at_start(disk);
+  // An older state file put back, told before recovery from the origin's
+  // last checkpoint (bound_register.cpp; the bound records after it raise
+  // the file in redo). The consult after recovery tells the rest.
+  int64_t checkpointed = 0;
+  if (start.state == bound::State::kKnown && !IsBinaryUpgrade &&
+      checkpointed_register_bound(file.origin_id, &checkpointed)) {
+    const bound::FromOrigin from = bound::at_origin(start.state, start.written, true, checkpointed);
+    if (from.finding == bound::Finding::kStateFileOlder &&
+        write_state_file(from.written.until, from.written.durable, LOG)) {
+      report_state_file_older(bound::origin_value(start.written), from.written.until);
+      start.written = from.written;
+    }
+  }
   if (start.take_given) {
     // A bound given for data from another data directory (bound_origin.cpp,
     // "Unknown stays unknown"): the state file's from now on.

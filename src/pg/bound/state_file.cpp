@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include "../node_memory.hpp"
 #include "../settings.hpp"
 
 namespace snowflake::pg {
@@ -25,9 +26,9 @@ constexpr char kUnknownPath[] = "pg_snowflake/unknown";
 constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
 // Version 3 (1.8) records the durable bound in force when the file was
 // written beside the bound the generator restores (they differ only in the
-// exact bound of a clean shutdown), so that a start can tell a file older
-// than its data directory from its own (the replication origin holds the
-// durable bound too: bound_register.cpp). Version 2 (1.7) records the system
+// exact bound of a clean shutdown), and the id of the replication origin that
+// holds the durable bound too (bound_register.cpp), so that a start can tell
+// a file older than its data directory from its own. Version 2 (1.7) records the system
 // identifier of the cluster that wrote the file, so that a start can tell
 // another system's file from its own (core/bound.hpp); version 1 (1.6 and
 // earlier) does not. Both are still read (their bound as the durable one
@@ -63,8 +64,10 @@ struct StateFile {
   int32 bits[4];               // timestamp, datacenter, worker, sequence
   uint64_t system_identifier;  // of the writer; 0 when read from version 1
   uint64_t durable_id_bound;   // the durable bound in force; id_bound when read from 1 or 2
+  uint16 origin_id;            // the replication origin of the bound (0: none known)
   pg_crc32c crc;               // of everything above
 };
+static_assert(sizeof(StateFile) == 64, "the state file of version 3 has 64 bytes");
 
 template <typename File>
 pg_crc32c state_crc(const File& file) {
@@ -233,6 +236,7 @@ bool write_state_file(int64_t until, int64_t durable, int elevel) {
   file.bits[2] = layout.worker_bits();
   file.bits[3] = layout.sequence_bits();
   file.system_identifier = GetSystemIdentifier();
+  file.origin_id = shared_node != nullptr ? shared_node->register_origin : 0;
   file.crc = state_crc(file);
 
   // (durable_rename below fsyncs the directory itself, not its parent.)
@@ -275,6 +279,7 @@ StateFileRead read_state_file() {
       read_state(kStatePath, &file, &result.unread, result.problem, sizeof(result.problem));
   if (!result.read) return result;
   result.system_identifier = file.system_identifier;
+  result.origin_id = file.origin_id;
   // Another system's layout says nothing of this one's: no warning.
   if (file.system_identifier == 0 || file.system_identifier == GetSystemIdentifier()) {
     result.until = bound_of(file);

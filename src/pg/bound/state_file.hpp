@@ -13,7 +13,8 @@ namespace snowflake::pg {
 
 // Writes the bound `until` to pg_snowflake/state durably, with the durable
 // bound in force `durable` (at least `until`; above it in the exact bound of
-// a clean shutdown): a complete new file, fsynced, then renamed over the old
+// a clean shutdown) and the id of the replication origin of the bound as last
+// looked up (SharedNode::register_origin): a complete new file, fsynced, then renamed over the old
 // one (an old one the server may not open is removed first). Raises `elevel`
 // on failure, and returns whether it succeeded.
 bool write_state_file(int64_t until, int64_t durable, int elevel);
@@ -30,6 +31,7 @@ struct StateFileRead {
   int64_t until = 0;
   int64_t durable = 0;
   uint64_t system_identifier = 0;
+  uint16 origin_id = 0;  // the replication origin of the bound it names (version 3)
   bound::Unread unread = bound::Unread::kMissing;
   char problem[128] = "was missing";
 };
