@@ -21,6 +21,10 @@
 #    this server's own data directory is refused; the HINT's
 #    snowflake_set_bound() with the time of the last ID issued makes it issue
 #    above every earlier ID.
+# 3. A standby with max_replication_slots = 0 has no state for the origin's
+#    advances it replays: PostgreSQL stops its replay with an error whose
+#    HINT (raise max_replication_slots) works; raised, it replays on and is
+#    promoted above every ID of the primary.
 use strict;
 use warnings FATAL => 'all';
 
@@ -182,5 +186,33 @@ for my $fault (@faults)
 	no_duplicates($bare, "no origin, $fault");
 	$bare->stop('fast');
 }
+
+## 3. A standby without origin states ------------------------------------------
+
+my $primary = SnowflakeTest::init_node('primary', allows_streaming => 1);
+SnowflakeTest::start_node($primary);
+$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
+my $standby = SnowflakeTest::init_standby($primary, 'standby',
+	conf => ['max_replication_slots = 0']);
+$standby->start;
+SnowflakeTest::wait_for_bound_origin($primary);
+$primary->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)');
+ok( $standby->wait_for_log(
+		qr/FATAL:  could not find free replication state slot for replication origin with ID \d+\n.*HINT:  Increase max_replication_slots and try again\./
+	),
+	'standby with max_replication_slots = 0: its replay stops at the origin\'s advance, with a HINT');
+# The startup process's FATAL took the standby down.
+$standby->wait_for_log(qr/shutting down due to startup process failure/);
+$standby->stop('immediate', fail_ok => 1);
+$standby->append_conf('postgresql.conf', 'max_replication_slots = 10');
+$standby->start;
+$primary->wait_for_catchup($standby);
+my $last = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$primary->wait_for_catchup($standby);
+$primary->stop('immediate');
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'not promoted';
+cmp_ok($standby->safe_psql('postgres', 'SELECT snowflake_nextval()'),
+	'>', $last, 'standby, the HINT followed: replays on, and promoted issues above the primary\'s IDs');
 
 done_testing();
