@@ -24,34 +24,50 @@
 //   write_bound) raises the origin to it (go_backward false) before the WAL
 //   flush of its own bound record, so one flush makes both durable, then
 //   writes the state file, then publishes. The state file records the
-//   durable bound in force (version 3), and every write goes above the one
-//   the file before it records (bound::to_write), so the origin is above the
-//   durable bound of every older copy of the file, and at it for the current
-//   one.
-// - Once per start, once the origin can be read (recovery is over) and before
-//   the first ID (make_durable, which every start reaches: the generator
-//   restores to the state file's bound), or before the databases are checked
-//   (the registry worker): an origin above the state file's durable bound
-//   means the file is older than the data directory; the node takes the
+//   durable bound in force and the origin's id (version 3), and every write
+//   goes above the durable bound the file before it records
+//   (bound::to_write), so the origin is above the durable bound of every
+//   older copy of the file, and at it for the current one.
+// - Once per start (bound::at_origin): an origin above the state file's
+//   durable bound means the file is older than the data directory (a
+//   backup's, a standby's, an earlier copy put back): the node takes the
 //   origin's bound (the generator's floor raised above it) and writes the
-//   state file anew, with a WARNING. With no state file read (missing,
-//   damaged, unreadable) an origin with a state gives the bound. Marks of an
-//   unknown bound win over it (bound::at_origin).
+//   state file anew, with a WARNING. The postmaster tells it before recovery
+//   from the origins' checkpoint (pg_logical/replorigin_checkpoint, read as a
+//   file, for the id the state file names: the bound records WAL replays
+//   after it raise the file in redo); once recovery is over the "snowflake
+//   bound register" worker consults the origin itself, at once, and so do
+//   make_durable before the first ID and, without a state file read
+//   (missing, damaged, unreadable), the check of the databases before its
+//   first database, where an origin with a state gives the bound. Marks of
+//   an unknown bound win over it. An origin below the state file (a bound
+//   taken from pg_snowflake/given) is raised to it.
 // - Only an origin that already has a replication state is advanced by
 //   backends, so a backend never fails for want of a free state slot. The
-//   registry worker creates the origin (a catalog insert) and gives it its
-//   first state, with the durable bound in force, on a primary, while the
-//   bound is known; a failure (no free state: max_replication_slots, from 18
+//   "snowflake bound register" worker, which the registry worker starts once
+//   per start on a primary while the bound is known (the registry worker is
+//   connected to no database, and pg_replication_origin is a catalog only a
+//   backend connected to one reads), creates the origin (a catalog insert,
+//   committed first) and gives it its first state, the durable bound in
+//   force; a failure (no free state: max_replication_slots, from 18
 //   max_active_replication_origins, is 0 or used up) is a WARNING once and a
 //   retry a minute later, never an error of snowflake_nextval().
+// - pg_upgrade carries no origin; a new cluster tried out first has its own,
+//   which covers none of the data pg_upgrade brings: pg_upgrade's server
+//   clears it (its value 0 is no state here) where it marks the bound
+//   unknown, and Debian's hook removes the new cluster's origins' checkpoint
+//   with the given bound.
 // - Locks. replorigin_advance() asks for RowExclusiveLock on
 //   pg_replication_origin; a drop takes ExclusiveLock on it up to 15 and a
 //   lock on the origin itself from 16, so a backend takes both (the first
 //   before durable_lock: waits for heavyweight locks answer interrupts) and
 //   looks the origin up by name under them, and never advances an origin id
-//   another origin now has. The worker's first advance takes ExclusiveLock on
-//   the catalog, conditionally: no backend is then between its look-up (none
-//   found) and its write, which would leave the origin below the bound.
+//   another origin now has. The first advance takes ExclusiveLock on the
+//   catalog: no backend is then between its look-up (none found) and its
+//   write, which would leave the origin below the bound.
+// - A standby replays the origin's advances, so it needs a free origin state
+//   too: with none, PostgreSQL stops its replay (could not find free
+//   replication state slot; HINT: increase max_replication_slots).
 // Without an origin state (none established yet, max_replication_slots = 0,
 // an operator's drop) the node does as 1.7 did: it trusts its state file, and
 // a missing or unreadable one is answered by the check of the databases.
