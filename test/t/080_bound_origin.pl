@@ -269,12 +269,14 @@ ok($hooked->log_contains(qr/took the bound in pg_snowflake\/given/),
 	'hooked: the given bound is taken at start');
 ok(!-e $hooked->data_dir . '/pg_snowflake/given' && !-e $hooked->data_dir . '/pg_snowflake/unknown',
 	'hooked: into the state file, and no mark is left');
-issues_above_ok($hooked, 'hooked');
 # The try-out's origin (this test places pg_snowflake/given by hand, as the
 # hook does, but leaves the origins' checkpoint, which the hook removes) is
-# raised to the given bound at the start.
-cmp_ok(origin_bound($hooked), '>', $highest,
-	'hooked: the replication origin is raised above the old IDs');
+# raised to the given bound at the start, before any ID.
+ok($hooked->poll_query_until('postgres', q{
+		SELECT s.remote_lsn - '0/0' > } . $highest . q{ FROM pg_replication_origin_status s
+		JOIN pg_replication_origin o ON o.roident = s.local_id WHERE o.roname = 'snowflake_bound'}),
+	'hooked: the replication origin is raised above the old IDs, before any ID');
+issues_above_ok($hooked, 'hooked');
 # The tried-out cluster's state file does not cover the data pg_upgrade
 # brought it: no bound to give another node.
 $r = SnowflakeTest::try_sql($hooked,

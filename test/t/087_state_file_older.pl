@@ -9,7 +9,8 @@
 # The node issues IDs an hour ahead of the real clock (snowflake.max_lead =
 # '1d'); every restart below puts its clock back to the hour of the IDs it
 # issued after the copy was taken, so that a node trusting the older file
-# would issue them again (1.7: 2,019 to 2,493 of 3,000).
+# would issue them again (1.7: 2,019 to 2,493 of 3,000, in the issue; under
+# the mutant origin-not-consulted, here, most of them).
 #
 # 1. The issue's sequence: a pg_basebackup; 3,000 more IDs; a clean stop;
 #    pg_snowflake/state truncated to 0 bytes: the server starts (a WARNING
@@ -29,7 +30,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 
 plan skip_all => 'libfaketime is not installed'
   unless SnowflakeTest::faketime_available();
@@ -56,30 +57,35 @@ $node->poll_query_until('postgres',
 	"SELECT remote_lsn <> '0/0' FROM pg_replication_origin_status s JOIN pg_replication_origin o ON o.roident = s.local_id WHERE o.roname = 'snowflake_bound'"
 ) or die 'the replication origin snowflake_bound was never set up';
 
-# 3,000 IDs in round $round, after the copy was taken, in three batches
-# 0.7 s apart, so that the node makes new durable bounds for them (one lasts
-# a second); returns the real time the first of them was issued.
+# 3,000 IDs in round $round, one a millisecond or so (as a busy application
+# issues them: each in a millisecond of its own), after the copy was taken:
+# 1.5 s after it, so that they lie above the durable bound the copy records
+# (a bound lasts a second) and the node makes new bounds for them. Returns
+# the real time the first of them was issued.
 sub issue_3000
 {
 	my ($round) = @_;
+	usleep(1_500_000);
 	my $started = time;
 	$node->safe_psql('postgres',
-		join(";\nSELECT pg_sleep(0.7);\n",
-			("INSERT INTO ids (round) SELECT $round FROM generate_series(1, 1000)") x 3));
+		"INSERT INTO ids (round) SELECT $round FROM generate_series(1, 3000) g, LATERAL pg_sleep(0.0005 + g * 0)"
+	);
 	return $started;
 }
 
-# Starts the node with its clock back at the hour of the IDs issued since
-# `$since` (real time), issues 3,000 IDs in round $round + 100, and checks
-# that none equals an earlier one.
+# Starts the node and puts its clock back half a second before the IDs
+# issued since `$since` (real time), issues 3,000 IDs as they were issued
+# (round $round + 100), and checks that none equals an earlier one: a node
+# that trusted the older file would issue most of them again.
 sub replay_and_check
 {
 	my ($round, $since, $label) = @_;
-	SnowflakeTest::set_clock_offset($node, $LEAD - (time - $since) - 1);
 	my $offset = -s $node->logfile;
 	SnowflakeTest::start_node($node);
+	SnowflakeTest::set_clock_offset($node, $LEAD - (time - $since) - 0.5);
 	$node->safe_psql('postgres',
-		'INSERT INTO ids (round) SELECT ' . ($round + 100) . ' FROM generate_series(1, 3000)');
+		'INSERT INTO ids (round) SELECT ' . ($round + 100)
+		  . ' FROM generate_series(1, 3000) g, LATERAL pg_sleep(0.0005 + g * 0)');
 	my ($rows, $distinct) = split /\|/,
 	  $node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids');
 	is($distinct, $rows, "$label: no ID issued twice ($rows rows)")
