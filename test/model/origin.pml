@@ -215,12 +215,9 @@ inline write_bound(b) {
 /* bound_register.cpp consult_register(), bound::at_origin: once per start,
  * once recovery is over (the register worker at once; O9); an origin above
  * the state file's bound (the file is older than the data directory:
- * kStateFileOlder) or while checking (kAnswered) gives the bound; marks win.
- * An origin below the state file (a bound taken from pg_snowflake/given) is
- * raised to it. */
+ * kStateFileOlder) or while checking (kAnswered) gives the bound; marks win. */
 inline consult_origin() {
 #ifndef MUTANT_NO_ORIGIN_CHECK
-  if :: org && bstate == KNOWN && ov < written -> ov = written :: else -> skip fi;
   if
   :: org && ((bstate == KNOWN && ov > written) || bstate == CHECKING) ->
      printf("origin %d gives the bound (state %d, file %d)\n", ov, bstate, written);

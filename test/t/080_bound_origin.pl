@@ -26,7 +26,7 @@
 #    the same when the tried-out cluster did not preload the library during
 #    pg_upgrade. With the old state file placed as pg_snowflake/given before
 #    pg_upgrade (as Debian's pg_upgradecluster hook does), it issues above
-#    the old IDs at once, its replication origin raised above them. A data
+#    the old IDs at once, its replication origin set up above them. A data
 #    directory whose own bound is unknown gives no bound to another
 #    (snowflake_restore_bound).
 use strict;
@@ -269,13 +269,12 @@ ok($hooked->log_contains(qr/took the bound in pg_snowflake\/given/),
 	'hooked: the given bound is taken at start');
 ok(!-e $hooked->data_dir . '/pg_snowflake/given' && !-e $hooked->data_dir . '/pg_snowflake/unknown',
 	'hooked: into the state file, and no mark is left');
-# The try-out's origin (this test places pg_snowflake/given by hand, as the
-# hook does, but leaves the origins' checkpoint, which the hook removes) is
-# raised to the given bound at the start, before any ID.
+# pg_upgrade's server cleared the try-out's origin (the extension arrived),
+# and the origin is set up again from the given bound, before any ID.
 ok($hooked->poll_query_until('postgres', q{
 		SELECT s.remote_lsn - '0/0' > } . $highest . q{ FROM pg_replication_origin_status s
 		JOIN pg_replication_origin o ON o.roident = s.local_id WHERE o.roname = 'snowflake_bound'}),
-	'hooked: the replication origin is raised above the old IDs, before any ID');
+	'hooked: the replication origin is set up again above the old IDs, before any ID');
 issues_above_ok($hooked, 'hooked');
 # The tried-out cluster's state file does not cover the data pg_upgrade
 # brought it: no bound to give another node.

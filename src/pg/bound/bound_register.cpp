@@ -40,8 +40,7 @@
 //   make_durable before the first ID and, without a state file read
 //   (missing, damaged, unreadable), the check of the databases before its
 //   first database, where an origin with a state gives the bound. Marks of
-//   an unknown bound win over it. An origin below the state file (a bound
-//   taken from pg_snowflake/given) is raised to it.
+//   an unknown bound win over it.
 // - Only an origin that already has a replication state is advanced by
 //   backends, so a backend never fails for want of a free state slot. The
 //   "snowflake bound register" worker, which the registry worker starts once
@@ -243,10 +242,6 @@ void consult_register(RepOriginId origin) {
   const bool has_state = register_bound(origin, &until);
   const bound::Written before = written();
   const bound::FromOrigin from = bound::at_origin(bound_state(), before, has_state, until);
-  // Below the state file (a bound taken from pg_snowflake/given, which the
-  // origin never held): raised to it, so that it covers the data from now on.
-  if (has_state && bound_state() == BoundState::kKnown && until < bound::origin_value(before))
-    raise_register(origin, bound::origin_value(before));
   if (from.finding != bound::Finding::kNothing) {
     node_generator()->restore(from.written.until);
     (void)write_state_file(from.written.until, from.written.durable, ERROR);
