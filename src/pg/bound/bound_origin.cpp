@@ -272,8 +272,11 @@ void require_known_bound() {
       // UPDATE, and versions before 1.4 lack the two functions.
       const char* first = has_bound_functions() ? "" : "ALTER EXTENSION snowflake UPDATE, then ";
       // After a start without a readable state file, no data directory it
-      // "came from" need exist: the hint that is safe for every case.
-      const bool unread = shared_node->state_file_problem[0] != '\0';
+      // "came from" need exist (a file removed or damaged here): the hint
+      // that is safe for every case. pg_upgrade's marks name the old data
+      // directory's state file, which the classic hint asks for.
+      const bool unread = shared_node->state_file_problem[0] != '\0' &&
+                          strstr(why, "made by pg_upgrade") == nullptr;
       ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                       errmsg("the bound above this node's earlier snowflake IDs is unknown"),
                       errdetail("%s; IDs issued before could be issued again.", capitalized(why)),
