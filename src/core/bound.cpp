@@ -32,13 +32,18 @@ Start at_start(const OnDisk& disk) noexcept {
   }
   start.written.until = disk.state_file ? disk.state_until : 0;
   start.written.state_file = disk.state_file;
+  start.written.durable = disk.state_file ? std::max(disk.state_until, disk.state_durable) : 0;
   // A bound given for data from another data directory: the state file's from
-  // now on, and it covers what the marks were about.
-  start.take_given = disk.given;
+  // now on, and it covers what the marks were about. Not over a state file
+  // that cannot be read: that one covered this directory's own IDs, which the
+  // given bound does not.
+  const bool unread = !disk.state_file && disk.state_unread != Unread::kMissing;
+  start.take_given = disk.given && !unread;
   if (start.take_given) {
     start.written.until =
         disk.state_file ? std::max(disk.state_until, disk.given_until) : disk.given_until;
     start.written.state_file = true;
+    start.written.durable = std::max(start.written.durable, start.written.until);
   }
   const bool unknown = !start.take_given && disk.marks;
   start.remove_vouches = start.written.state_file;
@@ -50,9 +55,50 @@ Start at_start(const OnDisk& disk) noexcept {
     start.reason = Reason::kNone;
   } else {
     start.state = State::kChecking;
-    start.reason = Reason::kStateFileMissing;
+    start.reason = disk.state_unread == Unread::kDamaged      ? Reason::kStateFileDamaged
+                   : disk.state_unread == Unread::kUnreadable ? Reason::kStateFileUnreadable
+                                                              : Reason::kStateFileMissing;
   }
   return start;
+}
+
+int64_t to_write(int64_t candidate, const Written& written) noexcept {
+  const bool exact_below = written.durable > written.until;
+  return exact_below ? std::max(candidate, written.durable + 1) : candidate;
+}
+
+int64_t origin_value(const Written& written) noexcept {
+  return std::max(written.until, written.durable);
+}
+
+FromOrigin at_origin(State state, const Written& written, bool origin_has_state,
+                     int64_t origin_until) noexcept {
+  FromOrigin from;
+  from.state = state;
+  from.written = written;
+  if (!origin_has_state) return from;
+  switch (state) {
+    case State::kKnown:
+      // The origin has every durable bound since it was established; the
+      // state file records the one in force when it was written.
+      if (origin_until <= origin_value(written)) return from;
+      from.finding = Finding::kStateFileOlder;
+      break;
+    case State::kChecking:
+      from.finding = Finding::kAnswered;
+      from.state = State::kKnown;
+      break;
+    case State::kUnknown:
+      // Marks: data its bound may not cover (pg_upgrade's, another system's
+      // state file, the check's finding); the origin covers only this data
+      // directory's own IDs.
+      return from;
+  }
+  from.written.until = std::max(origin_until, written.until);
+  from.written.durable = std::max(from.written.until, written.durable);
+  from.remove_vouches = !written.state_file;
+  from.written.state_file = true;
+  return from;
 }
 
 Replay at_replay(const Written& written, State state, int64_t until) noexcept {
@@ -65,6 +111,7 @@ Replay at_replay(const Written& written, State state, int64_t until) noexcept {
   if (replay.write_state_file) {
     replay.remove_vouches = !written.state_file;
     replay.written.until = std::max(until, written.until);
+    replay.written.durable = std::max(replay.written.until, written.durable);
     replay.written.state_file = true;
   }
   replay.remove_marks = answers_marks(state);

@@ -4,7 +4,17 @@
 //
 // What did not need an entry, checked on each major: the custom WAL resource
 // manager (RegisterCustomRmgr, RmgrData: 15+), shmem_request_hook (15+), the
-// background worker API, WaitLatch with PG_WAIT_EXTENSION, and libpq. On 19
+// background worker API, WaitLatch with PG_WAIT_EXTENSION, and libpq. The
+// replication origin of the bound (bound/bound_register.cpp) calls
+// replorigin_by_name, replorigin_create, replorigin_advance and
+// replorigin_get_progress, whose signatures are those of 15 on 16, 17 and
+// 18 (19 unverified: its source is not at hand), LockRelationOid and
+// LockAcquire on pg_replication_origin and on the origin (a drop locks the
+// table up to 15, the origin from 16), and reads pg_logical/
+// replorigin_checkpoint as 15 to 17 write it (magic, 16-byte entries,
+// CRC-32C; 18 and 19 unverified: the reader checks magic, size and CRC and
+// otherwise reads nothing). What differs is below: the setting that counts
+// origin states. On 19
 // in particular: its new shared memory registration (RegisterShmemCallbacks,
 // ShmemRequestStruct) keeps shmem_request_hook, RequestAddinShmemSpace and
 // ShmemInitStruct working as before; its BGWORKER_INTERRUPTIBLE concerns
@@ -20,6 +30,8 @@
 #include "postgres.hpp"
 
 extern "C" {
+#include "replication/origin.h"
+#include "replication/slot.h"
 #include "utils/guc_tables.h"
 }
 
@@ -120,6 +132,22 @@ inline void guc_extra_free(void* extra) {
   free(extra);
 #endif
 }
+
+// How many replication origins may have a replication state at once (the
+// bound's origin takes one: bound/bound_register.cpp), and the setting that
+// says it. 18 sized them by max_active_replication_origins; before, by
+// max_replication_slots.
+#if PG_VERSION_NUM >= 180000
+inline int replication_origin_states() {
+  return max_active_replication_origins;
+}
+inline constexpr char kReplicationOriginStatesSetting[] = "max_active_replication_origins";
+#else
+inline int replication_origin_states() {
+  return max_replication_slots;
+}
+inline constexpr char kReplicationOriginStatesSetting[] = "max_replication_slots";
+#endif
 
 // Serves the startup process's interrupts (a shutdown, a reload) during a
 // wait in redo. 18 renamed HandleStartupProcInterrupts.

@@ -37,8 +37,23 @@ struct SharedNode {
   LWLock* durable_lock;
   LWLock* counters_lock;
   int64_t written_until;  // under durable_lock
+  // The durable bound in force, which the state file records and the
+  // replication origin holds (bound/bound_register.cpp): above written_until
+  // only after a clean shutdown's exact bound; under durable_lock.
+  int64_t written_durable;
   XLogRecPtr written_lsn;
-  bool state_file_written;       // pg_snowflake/state exists; under durable_lock
+  bool state_file_written;  // pg_snowflake/state exists; under durable_lock
+  // The replication origin's value was consulted this start (bound::at_origin);
+  // under durable_lock.
+  bool origin_consulted;
+  // The registry worker warned that the origin could not be set up (once).
+  bool register_warned;
+  // The replication origin of the bound as last looked up by name (0: not
+  // yet), for the registry worker's look at its state (bound_register.cpp).
+  uint16 register_origin;
+  // Why the start read no state file ("was missing", "was damaged (...)",
+  // "could not be opened (...)"), or ""; written by the postmaster.
+  char state_file_problem[128];
   pg_atomic_uint32 bound_state;  // a BoundState (durable.hpp); written under durable_lock
   char bound_unknown_why[512];   // kUnknown: why (pg_snowflake/unknown), under durable_lock
   BoundCheck bound_check;

@@ -11,13 +11,14 @@
  * leases; here the generator is one step.) Mutants (run.sh; MUTANT_*
  * unless said): NO_MARKS and NO_UPGRADE_MARK (1.6's rules (a) and (c)),
  * MARKS_FORGOTTEN, NO_DROP_MARK, DROP_MARK_LATE, VOUCH_ANY, GIVEN_ALONE,
- * GIVEN_DESPITE_MARKS; and two assumptions broken, DATA_WITHOUT_EXTENSION
- * (O6) and DROP_WITHOUT_PRELOAD (O7). MUTANT_VOUCH_UNKNOWN (1.6's rule (b))
- * has no counterexample: doc/model.md says why. The dump's carrier of the
- * bound (issue 44: snowflake_dump_bound, carrier.cpp): a node moved by
- * pg_dumpall and a restore under the same identity (O9), in a configuration
- * of its own (-DDUMPS: ORIGIN_DUMP); its mutant NO_DUMP_ADOPTION takes
- * nothing from the restored carriers.
+ * GIVEN_DESPITE_MARKS, NO_ORIGIN_CHECK (1.7: an older state file put back
+ * is trusted), ORIGIN_KEPT_BY_UPGRADE; and two assumptions broken,
+ * DATA_WITHOUT_EXTENSION (O6) and DROP_WITHOUT_PRELOAD (O7).
+ * MUTANT_VOUCH_UNKNOWN (1.6's rule (b)) has no counterexample: doc/model.md
+ * says why. The dump's carrier of the bound (issue 44: snowflake_dump_bound,
+ * carrier.cpp): a node moved by pg_dumpall and a restore under the same
+ * identity (O10), in a configuration of its own (-DDUMPS: ORIGIN_DUMP); its
+ * mutant NO_DUMP_ADOPTION takes nothing from the restored carriers.
  *
  * The world: one data directory at a time runs as the node of one identity;
  * a copy or pg_upgrade replaces it, and the data directory it came from never
@@ -66,15 +67,33 @@
  *     two steps (its hook, then its commit or, for a drop, the bound's state
  *     set and the commit); the check reads one database per step. Extension
  *     OIDs are never reused (a vouch names one extension).
- * O9. A dump is restored whole: every database whose tables hold the
- *     lineage's IDs, each with the extension and its snowflake_dump_bound
- *     row (pg_dumpall, or pg_dump of each; not -t or -n that leave the row
- *     out, not a database whose extension was dropped while its tables kept
- *     IDs), by a role that may give bounds, into a new cluster (initdb, the
- *     preload) with the old node's identity, before that cluster issues an
- *     ID; the old data directory never issues again. A backend's step issues
- *     in one database, and the carrier of the database's backends is one
- *     value (each backend's is at most it).
+ * O9. The replication origin "snowflake_bound" (bound_register.cpp) is a
+ *     durable register (its advances are WAL-logged and flushed with the
+ *     bound record that follows, and checkpointed): a crash or restart keeps
+ *     it; a copy or restore takes it with the data directory (pg_logical/),
+ *     or, as a tool that skips it too or a data directory of 1.7, not at all;
+ *     pg_upgrade never carries it (a new cluster has its own, set up if it is
+ *     tried out, which Debian's hook removes with the given bound, and
+ *     pg_upgrade's server clears when it marks the bound unknown). Once
+ *     recovery is over, the node consults it (the register worker, at once)
+ *     and sets it up as soon as the bound is known: no copy, stop, ID or
+ *     put-back falls between a start and that (the start's own check of the
+ *     origin's checkpoint closes the window for a state file that names the
+ *     origin; doc/model.md). An older copy of pg_snowflake/state (a
+ *     backup's) may be put back at a start of a data directory whose origin
+ *     has a state (without one, max_replication_slots = 0, the node trusts
+ *     the file as 1.7 did: README). The exact bound of a clean shutdown is
+ *     the bound here (O1), so the durable bound the state file records is its
+ *     bound (bound::to_write is the simulator's and the unit tests').
+ * O10. A dump is restored whole: every database whose tables hold the
+ *      lineage's IDs, each with the extension and its snowflake_dump_bound
+ *      row (pg_dumpall, or pg_dump of each; not -t or -n that leave the row
+ *      out, not a database whose extension was dropped while its tables kept
+ *      IDs), by a role that may give bounds, into a new cluster (initdb, the
+ *      preload) with the old node's identity, before that cluster issues an
+ *      ID; the old data directory never issues again. A backend's step issues
+ *      in one database, and the carrier of the database's backends is one
+ *      value (each backend's is at most it).
  */
 
 #ifndef CMAX
@@ -92,8 +111,11 @@
 #ifndef MAXDDL
 #define MAXDDL 4        /* creations and drops of the extension, in all */
 #endif
+#ifndef MAXSTALE
+#define MAXSTALE 1      /* older copies of pg_snowflake/state put back */
+#endif
 #ifndef MAXDUMP
-#define MAXDUMP 1       /* moves by pg_dumpall and a restore (O9; with -DDUMPS) */
+#define MAXDUMP 1       /* moves by pg_dumpall and a restore (O10; with -DDUMPS) */
 #endif
 #define LEAD 1          /* snowflake.max_lead, in units */
 #define NDB 2
@@ -106,7 +128,7 @@
 #define CREATE 1
 #define DROP 2
 
-byte restarts, copies, upgrades, ddls;   /* fault and operation budgets */
+byte restarts, copies, upgrades, ddls, stales;   /* fault and operation budgets */
 
 /* disk: pg_snowflake/ (lost by a copy without it, never brought by pg_upgrade) */
 bool has_st;            /* pg_snowflake/state */
@@ -116,6 +138,13 @@ bool has_given;         /* pg_snowflake/given */
 byte given;
 byte vouch[NDB];        /* pg_snowflake/created.<db>.<ext> for the extension now in db */
 byte wal;               /* the largest bound record since the last checkpoint, + 1; 0: none */
+/* pg_logical/: the replication origin of the bound (O9) */
+bool org;               /* it has a state */
+byte ov;                /* its value: the durable bound */
+/* a copy of pg_snowflake/state taken earlier (a backup's), O9 */
+bool saved;
+bool saved_has;
+byte saved_st;
 /* the databases */
 byte ext[NDB];          /* the extension is in db (committed) */
 
@@ -155,7 +184,7 @@ byte dumps;
 bool restoring;         /* a dump taken, the new cluster started, its restore to come */
 byte o_car[NDB], o_csys[NDB];
 bool issued_in[NDB];    /* an ID was issued in db since its extension's creation */
-bool orphans;           /* a drop left IDs in tables without the extension (O9) */
+bool orphans;           /* a drop left IDs in tables without the extension (O10) */
 
 #define SOME_EXT (ext[0] || ext[1])
 
@@ -202,23 +231,58 @@ inline restore(until) {
   floor = MAX(floor, until); dur = MAX(dur, until)
 }
 
-/* durable.cpp write_bound(): the WAL record (flushed), the state file, and
- * the vouches removed with the first state file */
+/* durable.cpp write_bound(): the origin raised if it has a state
+ * (bound_register.cpp raise_register), the WAL record (flushed with it), the
+ * state file, and the vouches removed with the first state file */
 inline write_bound(b) {
+  if :: org -> ov = MAX(ov, b) :: else -> skip fi;
   wal = MAX(wal, b + 1);
   st = b; has_st = true;
   if :: !st_written -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
   written = b; st_written = true
 }
 
-/* durable.cpp adopt_bound(b) */
+/* bound_register.cpp consult_register(), bound::at_origin: once per start,
+ * once recovery is over (the register worker at once; O9); an origin above
+ * the state file's bound (the file is older than the data directory:
+ * kStateFileOlder) or while checking (kAnswered) gives the bound; marks win. */
+inline consult_origin() {
+#ifndef MUTANT_NO_ORIGIN_CHECK
+  if
+  :: org && ((bstate == KNOWN && ov > written) || bstate == CHECKING) ->
+     printf("origin %d gives the bound (state %d, file %d)\n", ov, bstate, written);
+     u = MAX(ov, written);
+     restore(u);
+     st = u; has_st = true;
+     if :: !st_written -> vouch[0] = 0; vouch[1] = 0 :: else -> skip fi;
+     written = u; st_written = true;
+     bstate = KNOWN;
+     u = 0
+  :: else -> skip
+  fi
+#else
+  skip
+#endif
+}
+
+/* the "snowflake bound register" worker (bound_register.cpp): the origin's
+ * first state, the durable bound in force, as soon as the bound is known
+ * (O9) */
+inline establish() {
+  if :: bstate == KNOWN && !org -> org = true; ov = written :: else -> skip fi
+}
+
+/* durable.cpp adopt_bound(b): the origin consulted first, never below it */
 inline adopt_bound(b) {
+  consult_origin();
   u = MAX(b, written);
+  if :: org -> u = MAX(u, ov) :: else -> skip fi;
   write_bound(u);
   restore(u);
   if :: bstate == UNKNOWN -> marks = false :: else -> skip fi;
   bstate = KNOWN;
-  u = 0
+  u = 0;
+  establish()
 }
 
 /* The postmaster's start: durable.cpp restore_durable_bound(), then redo of
@@ -270,7 +334,10 @@ inline start_node() {
      bstate = KNOWN
   :: else -> skip
   fi;
-  u = 0
+  u = 0;
+  /* once recovery is over: the register worker consults the origin at once,
+   * and sets it up if the bound is known (O9) */
+  if :: bstate == KNOWN -> consult_origin(); establish() :: else -> skip fi
 }
 
 /* pg_upgrade: the old databases arrive; the binary-upgrade server marks the
@@ -281,6 +348,12 @@ inline pg_upgrade() {
   waiting = false;
 #ifndef MUTANT_NO_UPGRADE_MARK
   if :: o_ext[0] || o_ext[1] -> append_mark() :: else -> skip fi;
+#endif
+  /* ... and clears the new cluster's own origin (bound_register.cpp
+   * clear_register), set up while it was tried out: it covers none of the
+   * data that arrives */
+#ifndef MUTANT_ORIGIN_KEPT_BY_UPGRADE
+  if :: o_ext[0] || o_ext[1] -> org = false; ov = 0 :: else -> skip fi;
 #endif
   ext[0] = o_ext[0]; ext[1] = o_ext[1]; vouch[0] = 0; vouch[1] = 0; wal = 0;
 #ifdef DUMPS
@@ -329,7 +402,7 @@ inline carry() {
   fi
 }
 
-/* The restore of database d of a dump (O9): CREATE EXTENSION (the creation
+/* The restore of database d of a dump (O10): CREATE EXTENSION (the creation
  * hook, note_extension_created; the script's row through the trigger), then
  * the COPY of the dumped row: its trigger (snowflake_dump_bound_insert,
  * carrier::admit, a role that may give bounds) takes it as the node's bound
@@ -405,15 +478,22 @@ end:
    * database per step (answer_here: the extension there, not vouched for),
    * then conclude_bound_check(). */
   :: atomic { pre && bstate == CHECKING && chk < NDB ->
+       /* the first database's asker consults the origin first
+        * (bound_check.cpp answer_here) */
+       if :: chk == 0 -> consult_origin() :: else -> skip fi;
+       if
+       :: bstate != CHECKING -> establish(); printf("check: the origin gave the bound\n")
+       :: else ->
        if
        :: ext[chk] && !VOUCHED(chk) -> found = true; printf("check: db%d has it\n", chk)
        :: else -> printf("check: db%d has none (or vouched)\n", chk)
        fi;
-       chk++ }
+       chk++
+       fi }
   :: atomic { pre && bstate == CHECKING && chk == NDB ->
        if
        :: found -> mark_bound_unknown()
-       :: else -> bstate = KNOWN
+       :: else -> bstate = KNOWN; establish()
        fi;
        printf("check concluded: state %d\n", bstate) }
 
@@ -483,7 +563,7 @@ end:
        if :: dpend && bstate != KNOWN -> bstate = UNKNOWN :: else -> skip fi;
        ext[ddb] = 0; vouch[ddb] = 0;
 #ifdef DUMPS
-       /* the table goes with the extension; its IDs stay (O9) */
+       /* the table goes with the extension; its IDs stay (O10) */
        car[ddb] = 0; csys[ddb] = 0; cov[ddb] = 0;
        if :: issued_in[ddb] -> orphans = true :: else -> skip fi;
        issued_in[ddb] = false;
@@ -495,6 +575,20 @@ end:
    * adopt_bound): the bound of the lineage (O5) */
   :: atomic { pre && bstate != KNOWN && SOME_EXT -> adopt_bound(hi);
        printf("operator gives bound %d\n", written) }
+
+  /* a copy of pg_snowflake/state taken (a backup's), once */
+  :: atomic { !saved && has_st && stales < MAXSTALE -> saved = true; saved_has = has_st;
+       saved_st = st;
+       printf("state file %d copied aside\n", saved_st) }
+  /* the copy put back into the stopped data directory whose origin has a
+   * state (O9), then a start (crash recovery replays the bound records since
+   * the last checkpoint: wal) */
+  :: atomic { saved && org && stales < MAXSTALE && !waiting -> stales++;
+       has_st = saved_has; st = saved_st;
+       saved = false; saved_has = false; saved_st = 0;
+       pre = true;
+       start_node();
+       printf("older state file %d put back: state %d, bound %d\n", st, bstate, dur) }
 
   /* a checkpoint: later crash recovery replays no record before it */
   :: atomic { wal > 0 -> wal = 0; printf("checkpoint\n") }
@@ -514,6 +608,8 @@ end:
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0;
        if :: wal = 0 :: skip fi;
+       /* with pg_logical/ (the origin) or without it (O9) */
+       if :: skip :: org = false; ov = 0 fi;
        pre = true;
        start_node();
        printf("copy without pg_snowflake/: state %d, bound %d\n", bstate, dur) }
@@ -529,6 +625,8 @@ end:
 #endif
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0; ext[0] = 0; ext[1] = 0; wal = 0;
+       org = false; ov = 0;   /* the new cluster's own origin (O9) */
+       saved = false;            /* a copy of the old state file is not the new one's */
        pre = true;
        start_node();
        printf("old cluster stopped (bound %d, marks %d); new cluster made\n", o_st, o_marks) }
@@ -537,10 +635,16 @@ end:
    * hook, then pg_upgrade and its binary-upgrade server, then the new
    * cluster's start */
   :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && o_has_st && HOOK_GIVES ->
-       has_given = true; given = o_st; printf("hook: given %d\n", given); pg_upgrade() }
+       has_given = true; given = o_st;
+       /* ... and removes the new cluster's origin checkpoint: its own origin,
+        * set up while it was tried out, covers none of the old data */
+#ifndef MUTANT_ORIGIN_KEPT_BY_UPGRADE
+       org = false; ov = 0;
+#endif
+       printf("hook: given %d\n", given); pg_upgrade() }
   :: atomic { waiting && dkind == 0 && !ext[0] && !ext[1] && O6_UPGRADE -> pg_upgrade() }
 
-  /* The dump's carrier of the bound (issue 44, O9): pg_dumpall of the node,
+  /* The dump's carrier of the bound (issue 44, O10): pg_dumpall of the node,
    * which stops for good; a new cluster (initdb: another system, no
    * pg_snowflake/) with its identity and the preload starts and checks its
    * databases; then the restore, once the check has concluded (the
@@ -554,6 +658,7 @@ end:
        has_st = false; st = 0; marks = false; has_given = false; given = 0;
        vouch[0] = 0; vouch[1] = 0; ext[0] = 0; ext[1] = 0; wal = 0;
        car[0] = 0; car[1] = 0; csys[0] = 0; csys[1] = 0; sys++;
+       org = false; ov = 0; saved = false;   /* initdb: no origin, no earlier state file (O9) */
        restoring = true;
        pre = true;
        start_node();

@@ -20,10 +20,14 @@
 #   LIVE       the same file: a node with a good clock and a reachable
 #              registry eventually issues (an LTL property, weak fairness)
 #   ORIGIN     test/model/origin.pml: the bound's origin: state file, marks,
-#              vouches, given; the check of the databases; creations and
-#              drops of the extension, copies without pg_snowflake/,
+#              vouches, given, the replication origin of the bound; the
+#              check of the databases; creations and drops of the extension,
+#              copies without pg_snowflake/ (with or without the origin),
 #              pg_upgrade (tried-out new clusters, Debian's hook), restarts
 #              with and without the preload, the operator's bound
+#   ORIGIN_STALE
+#              the same with an older copy of pg_snowflake/state put back,
+#              one upgrade and two creations or drops
 #   ORIGIN_DUMP the same file with the dump's carrier of the bound (-DDUMPS,
 #              issue 44): a node moved by pg_dumpall and a restore under
 #              the same identity, within smaller bounds than ORIGIN's
@@ -56,7 +60,9 @@ REG_2B_CRASH=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=0 -DMAXCRASH=
 # shellcheck disable=SC2034
 REG_2B_STEP=(registry.pml safety -DBACKENDS=2 -DTMAX=2 -DMAXSTEPS=1 -DMAXCRASH=0 -DMAXLOST=0)
 # shellcheck disable=SC2034
-ORIGIN=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=2 -DMAXDDL=4)
+ORIGIN=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=2 -DMAXDDL=4 -DMAXSTALE=0)
+# shellcheck disable=SC2034
+ORIGIN_STALE=(origin.pml safety -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=1 -DMAXDDL=2 -DMAXSTALE=1)
 # shellcheck disable=SC2034
 ORIGIN_DUMP=(origin.pml safety -DDUMPS -DCMAX=3 -DMAXRESTART=3 -DMAXCOPY=1 -DMAXUPG=1 -DMAXDDL=3 -DMAXDUMP=1)
 # shellcheck disable=SC2034
@@ -92,6 +98,8 @@ mutants=(
     "DATA_WITHOUT_EXTENSION ORIGIN -DDATA_WITHOUT_EXTENSION"
     "DROP_WITHOUT_PRELOAD ORIGIN -DDROP_WITHOUT_PRELOAD"
     "NO_DUMP_ADOPTION ORIGIN_DUMP"
+    "NO_ORIGIN_CHECK ORIGIN_STALE"
+    "ORIGIN_KEPT_BY_UPGRADE ORIGIN"
 )
 
 # check NAME FILE KIND SPIN-DEFINES...: prints "NAME: states, depth, errors,
@@ -133,7 +141,8 @@ throttle() {
     [ "$(jobs -rp | wc -l)" -lt "${MODEL_JOBS:-2}" ] || wait -n
 }
 
-configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN ORIGIN_DUMP REG_TIME LIVE REG_LOST REG_CRASH REG_STEP)
+configs=(REG_2B REG_2B_STEP NODE REG_2B_LOST REG_2B_CRASH ORIGIN ORIGIN_DUMP REG_TIME ORIGIN_STALE LIVE REG_LOST
+    REG_CRASH REG_STEP)
 status=0
 layer_start=$(date +%s)
 for config in "${configs[@]}"; do

@@ -34,7 +34,7 @@
 #   restart node=N mode=M   pg_ctl stop -m fast|immediate, then a start
 #   clock node=N step=S     the server's clock steps S seconds (+ or -)
 #   promote                 a crashes, its synchronous standby is promoted
-#   copy node=N hot=0|1 state=0|1 path=P clock=C
+#   copy node=N hot=0|1 state=0|1 path=P clock=C [origin=0|1]
 #                           a copy of the server's files started elsewhere
 #                           with its clock at real time + C (clock=C, 0 or
 #                           back up to 40 s), the old server gone: hot=1, a
@@ -42,14 +42,21 @@
 #                           its processes stopped, then killed: the machine
 #                           is gone); hot=0, the files of the server stopped
 #                           cleanly. With state=0 its pg_snowflake/ is left
-#                           out; a cold one must then refuse (55000) through
-#                           the steps of P (drop, create, restart, crash)
-#                           until the operator gives the bound
+#                           out, and with origin=0 the replication origins'
+#                           checkpoint too (pg_logical/replorigin_checkpoint,
+#                           as a data directory of 1.7 has no origin of the
+#                           bound; origin=1, the default, keeps it). A cold
+#                           one without either must then refuse (55000)
+#                           through the steps of P (drop, create, restart,
+#                           crash) until the operator gives the bound
 #                           (snowflake_restore_bound of the old data
-#                           directory). A hot one may issue at once if its
-#                           crash recovery replays a bound record (durable.cpp:
-#                           such a bound is above every ID before it); else it
-#                           refuses too.
+#                           directory). One with the origin (a cold one
+#                           whose origin had a state) takes the bound from
+#                           it and issues at once (bound_register.cpp), and
+#                           a hot one may issue at once if its crash
+#                           recovery replays a bound record or an advance of
+#                           the origin (durable.cpp: such a bound is above
+#                           every ID before it); else they refuse too.
 #   upgrade node=N tried=0|1 path=P clock=C
 #                           pg_upgrade (same major) into a fresh cluster with
 #                           its clock at real time + C (tried=1: extension created, an ID
@@ -61,6 +68,15 @@
 #   template node=N         CREATE DATABASE ... TEMPLATE app
 #   identity node=b worker=W
 #                           a new worker_id, by ALTER SYSTEM and reload
+#   stale_state node=N mode=M secs=S
+#                           an older copy of pg_snowflake/state put back:
+#                           the file copied aside, S seconds of writing, the
+#                           server stopped (pg_ctl stop -m fast|immediate),
+#                           the copy put back, the server's clock set back by
+#                           the time since the copy (replaying the IDs
+#                           issued meanwhile), a start (issue 44: the
+#                           replication origin of the bound tells the file is
+#                           older)
 #   registry_outage secs=S  the registry stopped for S seconds
 #   registry_failover       the registry's primary killed (kill -9, it stays
 #                           down), its synchronous standby promoted: the
@@ -85,11 +101,12 @@
 #                           where it was dropped (README: a database without
 #                           it carries no bound)
 #
-# registry_failover and registry_recreate are not drawn with the others
-# (srand's stream stays that of the schedules before them): a run draws at
-# most one of each, from a generator of its own seeded by the seed
-# (_extra_draws), and inserts it after an operation. dump is drawn so too
-# (_dump_draws): at most one a run.
+# registry_failover, registry_recreate and stale_state are not drawn with
+# the others (srand's stream stays that of the schedules before them): a run
+# draws at most one of each, from generators of their own seeded by the seed
+# (_extra_draws), and inserts it after an operation; the origin= of each copy
+# comes from such a generator too. dump is drawn so too (_dump_draws): at
+# most one a run.
 #
 # Each operation is followed by `after` seconds of writing (a parameter of
 # every line), then the check that the nodes it touched issue again within
@@ -132,7 +149,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
-my @EXTRA_KINDS = qw(registry_failover registry_recreate dump);
+my @EXTRA_KINDS = qw(registry_failover registry_recreate stale_state dump);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
@@ -215,6 +232,22 @@ sub generate
 sub _extra_draws
 {
 	my ($seed, $schedule) = @_;
+	# Issue 44: the replication origin of each copy, and an older state file
+	# put back in half the runs, from a generator of their own (the draws of
+	# the failover below stay those of the seed before).
+	my $y = ($seed * 2246822519 + 374761393) % 4294967296;
+	my $other = sub { $y = (1103515245 * $y + 12345) % 2147483648; return $y / 2147483648; };
+	$_->{origin} = $other->() < 0.5 ? 0 : 1 for grep { $_->{kind} eq 'copy' } @$schedule;
+	if ($other->() < 1 / 2)
+	{
+		my $at = 1 + int($other->() * scalar @$schedule);
+		splice @$schedule, $at, 0, {
+			kind => 'stale_state',
+			node => $LINEAGES[ int($other->() * 4) ],
+			mode => $other->() < 0.5 ? 'fast' : 'immediate',
+			secs => 2 + int($other->() * 4),
+			after => 1 + int($other->() * 3) };
+	}
 	my $x = ($seed * 2654435761 + 12345) % 4294967296;
 	my $next = sub { $x = (1103515245 * $x + 12345) % 2147483648; return $x / 2147483648; };
 	if ($next->() < 1 / 3)
@@ -877,6 +910,36 @@ sub _operation
 		$l->{quiet} = 0;
 		_await_issuing($run, $l, 'new identity', $HEAL_S);
 	}
+	elsif ($kind eq 'stale_state')
+	{
+		my $state = $l->{server}->data_dir . '/pg_snowflake/state';
+		return 0 unless -f $state;
+		my $older = slurp_file($state);
+		my $copied_at = time;
+		_pause($run, $op->{secs});
+		_quiesce($run, $l, 0.5);
+		if ($op->{mode} eq 'immediate')
+		{
+			$l->{server}->stop('immediate');
+		}
+		else
+		{
+			$l->{server}->stop('fast');
+		}
+		open my $fh, '>', $state or croak "$state: $!";
+		binmode $fh;
+		print $fh $older;
+		close $fh or croak "$state: $!";
+		# The clock back at the time of the copy: the IDs issued since are
+		# issued again unless the node sees that the file is older.
+		my $back = int(time - $copied_at) + 1;
+		$l->{offset} -= $back;
+		_event($run, kind => 'stale_state', server => $l->{server}->name, mode => $op->{mode},
+			clock_back => $back);
+		_start($run, $l);
+		$l->{quiet} = 0;
+		_await_issuing($run, $l, "older state file put back ($op->{mode})", $HEAL_S + $back);
+	}
 	elsif ($kind eq 'copy' || $kind eq 'upgrade')
 	{
 		return _replace($run, $l, $op);
@@ -953,14 +1016,19 @@ sub _replace
 			$old->stop('fast');
 			PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $new->data_dir);
 		}
-		rmtree($new->data_dir . '/pg_snowflake') unless $state;
+		unless ($state)
+		{
+			rmtree($new->data_dir . '/pg_snowflake');
+			unlink $new->data_dir . '/pg_logical/replorigin_checkpoint' unless $op->{origin} // 1;
+		}
 		chmod 0700, $new->data_dir or croak "chmod: $!";
 		$new->append_conf('postgresql.conf',
 			'port = ' . $new->port . "\nunix_socket_directories = '" . $new->host . "'");
 		$new->append_conf('postgresql.auto.conf', "synchronous_standby_names = ''");
 		_event($run, kind => 'copied', from => $old->name, to => $new->name,
 			state => $state ? JSON::PP::true : JSON::PP::false,
-			hot => $op->{hot} ? JSON::PP::true : JSON::PP::false);
+			hot => $op->{hot} ? JSON::PP::true : JSON::PP::false,
+			origin => ($op->{origin} // 1) ? JSON::PP::true : JSON::PP::false);
 	}
 	else
 	{
@@ -992,8 +1060,9 @@ sub _replace
 	# Without the state file it must refuse, whatever the operator does,
 	# until given the bound; the writers keep trying meanwhile.
 	$l->{refusing} = 1;
-	# A hot copy whose recovery replayed a bound record knows its bound.
-	my $must = !($op->{kind} eq 'copy' && $op->{hot});
+	# A hot copy whose recovery replayed a bound record knows its bound; a
+	# copy whose replication origin of the bound had a state takes it.
+	my $must = !($op->{kind} eq 'copy' && ($op->{hot} || ($op->{origin} // 1)));
 	my @path = split /,/, $op->{path};
 	# A path that begins with a drop drops at once, as the server starts:
 	# maybe while the check of the databases still runs (bound_origin.cpp:

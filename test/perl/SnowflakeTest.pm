@@ -76,6 +76,7 @@ test/perl/SnowflakeTest/Nodes.pm>), and is SnowflakeTest::NAME as well:
   SnowflakeTest::Registry   start_registry, registry_table_sql, registry_row,
                             registry_status, wait_for_registry
   SnowflakeTest::Logs       log_tail, snowflake_log_lines, mapped_library
+  SnowflakeTest::Bound      wait_for_bound_origin, forget_bound_origin
   SnowflakeTest::Processes  the processes of a node, read from /proc
 
 
@@ -108,12 +109,13 @@ use SnowflakeTest::Logs;
 use SnowflakeTest::Nodes;
 use SnowflakeTest::Sql;
 use SnowflakeTest::Ids;
+use SnowflakeTest::Bound;
 use SnowflakeTest::Registry;
 
 # Every subroutine a module defines (not those it imports) is
 # SnowflakeTest::NAME too, the underscored ones included
 # (SnowflakeTest::_postmaster_pid), so every existing call keeps working.
-for my $module (qw(Processes Clock Logs Nodes Sql Ids Registry))
+for my $module (qw(Processes Clock Logs Nodes Sql Ids Registry Bound))
 {
 	my $package = "SnowflakeTest::$module";
 	no strict 'refs';

@@ -9,9 +9,9 @@ namespace snowflake::sim {
 
 const char* fault_name(int fault) {
   static const char* const names[kFaultKinds] = {
-      "crash",  "restart",    "step-forward", "step-back", "slew",      "partition",
-      "outage", "lost-reply", "late-message", "stall",     "promotion", "restore",
-      "clone",  "upgrade",    "drop-create",  "recreate"};
+      "crash",  "restart",    "step-forward", "step-back",   "slew",      "partition",
+      "outage", "lost-reply", "late-message", "stall",       "promotion", "restore",
+      "clone",  "upgrade",    "stale-state",  "drop-create", "recreate"};
   return fault >= 0 && fault < kFaultKinds ? names[fault] : "?";
 }
 
@@ -32,7 +32,8 @@ const char* const kMutantNames[] = {"none",
                                     "foreign-state-trusted",
                                     "no-history-defence",
                                     "no-history-gap",
-                                    "no-dump-adoption"};
+                                    "no-dump-adoption",
+                                    "origin-not-consulted"};
 
 }  // namespace
 
@@ -76,10 +77,16 @@ void World::operator_bound(Node& node, int64_t given) {
 // adopt_bound (durable.cpp): the bound written, in WAL (the standby replays
 // it) and the state file, and known from then on.
 void World::adopt(Node& node, int64_t given) {
-  node.storage_bound = bound::adopted(given, {node.storage_bound, node.state_file});
-  node.vouched = false;  // write_bound: the state file says more
-  node.state_file = true;
+  // consult_register first; never below the origin (this data directory's
+  // own IDs, which marks kept the start from taking).
+  if (!node.origin_consulted) consult_origin(node);
+  const int64_t origin = node.origin ? node.origin_bound : 0;
+  write_bound(node, bound::adopted(std::max(given, origin), written(node)));
   node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, node.storage_bound).written;
+  if (node.origin) {
+    node.replayed_origin = true;
+    node.replayed_origin_bound = std::max(node.replayed_origin_bound, node.storage_bound);
+  }
   if (node.up) node.generator->restore(node.storage_bound);
   if (bound::answers_marks(node.bound_state)) node.marks = false;
   node.bound_state = bound::State::kKnown;
@@ -108,6 +115,10 @@ void World::created(Node& node, bound::Creation creation) {
 // conclude_bound_check (bound_origin.cpp): the extension is in a database,
 // unless a creation while nothing could be issued vouched for it.
 void World::check_done(Node& node) {
+  if (node.bound_state != bound::State::kChecking) return;
+  // The first database's asker consults the replication origin
+  // (bound_check.cpp answer_here): with a state it gives the bound.
+  if (!node.origin_consulted) consult_origin(node);
   if (node.bound_state != bound::State::kChecking) return;
   node.bound_state = bound::after_check(node.bound_state, !node.vouched);
   if (node.bound_state == bound::State::kUnknown) node.marks = true;
@@ -162,6 +173,12 @@ void World::upgrade(Node& node) {
   const registry_history::Memory history = node.history;
   node.empty_snowflake_directory();
   if (config_.nodes_knew_registry) node.history = history;
+  // pg_upgrade carries no replication origin (the new cluster's own, if it
+  // was tried out, holds no more than the empty bound it wrote).
+  node.origin = false;
+  node.origin_bound = 0;
+  node.replayed_origin = false;
+  node.replayed_origin_bound = 0;
   node.state_file = tried_out;
   node.given = hook;
   node.given_bound = old_bound;
@@ -178,6 +195,34 @@ void World::upgrade(Node& node) {
   schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
   schedule(rng_.range(1000000, 10000000), EventKind::kOperatorBound, node.index, 0, 0,
            node.original_bound);
+}
+
+// A clean stop (the release, the exact bound) or a crash; the copy of
+// pg_snowflake/state taken at the node's last start put back (after a crash,
+// half the time crash recovery replays the bound records since the last
+// checkpoint over it); the wall clock back at the time of the copy (at most
+// 10 s), so that the IDs issued since would be issued again; a start.
+void World::stale_state(Node& node) {
+  const bool crash = rng_.chance(0.5);
+  if (!crash) {
+    release(node);
+    const int64_t exact = bound::exact_at_shutdown(layout_, node.state->last_id.load(),
+                                                   node.state->durable_until.load());
+    if (exact != 0) node.storage_bound = exact;
+  }
+  stop(node);
+  const bound::Written current = written(node);
+  node.state_file = node.saved_file.state_file;
+  node.storage_bound = node.saved_file.until;
+  node.storage_durable = node.saved_file.durable;
+  if (crash && rng_.chance(0.5)) {
+    node.storage_bound = std::max(node.storage_bound, current.until);
+    node.storage_durable = std::max(node.storage_durable, current.durable);
+    node.state_file = true;
+  }
+  node.wall.rebase(now_);
+  node.wall.base_us -= std::min<int64_t>(now_ - node.saved_at_us, 10000000);
+  schedule(rng_.range(200000, 2000000), EventKind::kStart, node.index, 0, 0, 0);
 }
 
 void World::inject_fault() {
@@ -279,7 +324,13 @@ void World::inject_fault() {
       if (standby.registryless) figures_.registryless_nodes++;
       standby.state_file = replayed.state_file;
       standby.storage_bound = replayed.until;
+      standby.storage_durable = replayed.durable;
       standby.replayed = replayed;
+      standby.origin_slots = node.origin_slots;
+      standby.origin = node.replayed_origin;
+      standby.origin_bound = node.replayed_origin_bound;
+      standby.replayed_origin = node.replayed_origin;
+      standby.replayed_origin_bound = node.replayed_origin_bound;
       // What the primary's pg_snowflake/ held when the standby was made.
       standby.marks = node.marks;
       standby.vouched = node.vouched;
@@ -307,6 +358,14 @@ void World::inject_fault() {
         node.empty_snowflake_directory();
         if (config_.nodes_knew_registry) node.history = history;
       }
+      // A quarter of the restores carry the replication origin (pg_logical/
+      // with the data: it gives the bound); the rest come without it (as
+      // 1.7's data directories, or a tool that skips pg_logical/ too): the
+      // check of the databases and the operator.
+      if (!rng_.chance(0.25)) {
+        node.origin = false;
+        node.origin_bound = 0;
+      }
       node.drop_create = rng_.chance(0.5);
       if (config_.foreign_state_files && rng_.chance(0.5)) {
         const Node& other = *nodes_[static_cast<size_t>(rng_.next() % nodes_.size())];
@@ -314,6 +373,7 @@ void World::inject_fault() {
           node.state_file = other.state_file;
           node.state_foreign = other.state_file;
           node.storage_bound = other.storage_bound;
+          node.storage_durable = other.storage_durable;
           node.marks = other.marks;
           figures_.foreign_states++;
         }
@@ -337,6 +397,10 @@ void World::inject_fault() {
       copy.state_file = node.state_file;
       copy.state_foreign = node.state_foreign;
       copy.storage_bound = node.storage_bound;
+      copy.storage_durable = node.storage_durable;
+      copy.origin_slots = node.origin_slots;
+      copy.origin = node.origin;
+      copy.origin_bound = node.origin_bound;
       copy.marks = node.marks;
       copy.history = node.history;
       copy.carrier = node.carrier;
@@ -349,6 +413,12 @@ void World::inject_fault() {
     case kUpgrade:
       if (!up) return;
       upgrade(node);
+      break;
+    case kStaleState:
+      // Only where the origin has a state (doc/simulation.md): without one,
+      // the node trusts the older file as 1.7 did.
+      if (!up || !node.saved || !node.origin) return;
+      stale_state(node);
       break;
     default:
       return;
@@ -413,6 +483,11 @@ void World::dump_restore(Node& node) {
   node.self.system_identifier += "d";
   node.self.timeline = 1;
   node.empty_snowflake_directory();
+  // A new cluster (initdb): no replication origin of the bound yet either.
+  node.origin = false;
+  node.origin_bound = 0;
+  node.replayed_origin = false;
+  node.replayed_origin_bound = 0;
   node.carrier = 0;
   node.carrier_system.clear();
   const bool known = rng_.chance(0.5);

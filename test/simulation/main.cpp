@@ -30,7 +30,7 @@ namespace {
                "  [--mutant none|no-floor|no-durable|no-confirm|no-floor-check|no-cap-report|\n"
                "   stale-release|no-token|upgrade-without-mark|vouch-on-create|no-drop-mark|\n"
                "   no-sync-wait|foreign-state-trusted|no-history-defence|no-history-gap|\n"
-               "   no-dump-adoption]\n"
+               "   no-dump-adoption|origin-not-consulted]\n"
                "  [--expect-duplicate] [--budget-s S] [--trace]\n",
                why);
   std::exit(2);
@@ -163,6 +163,8 @@ int main(int argc, char** argv) {
     total.history_gaps += figures.history_gaps;
     total.dump_restores += figures.dump_restores;
     total.dump_adoptions += figures.dump_adoptions;
+    total.origin_answers += figures.origin_answers;
+    total.older_files_found += figures.older_files_found;
     total.duplicates += figures.duplicates;
     total.order_violations += figures.order_violations;
     for (int k = 0; k < kFaultKinds; k++) total.faults[k] += figures.faults[k];
@@ -229,6 +231,12 @@ int main(int argc, char** argv) {
         "  nodes moved by pg_dump and a restore: %llu (%llu carriers taken by a first ID)\n",
         static_cast<unsigned long long>(total.dump_restores),
         static_cast<unsigned long long>(total.dump_adoptions));
+  std::printf(
+      "  the replication origin of the bound: %llu older state files put back, %llu found older; "
+      "%llu starts without a state file it gave the bound\n",
+      static_cast<unsigned long long>(total.faults[kStaleState]),
+      static_cast<unsigned long long>(total.older_files_found),
+      static_cast<unsigned long long>(total.origin_answers));
   std::printf("  faults:");
   for (int k = 0; k < kFaultKinds; k++)
     std::printf(" %s=%llu", fault_name(k), static_cast<unsigned long long>(total.faults[k]));

@@ -2,7 +2,8 @@
 # The simulation layer (scripts/test.sh simulation; doc/simulation.md):
 #   1. seeds of the deterministic simulator (50 nodes, 2 simulated minutes
 #      each, for a bounded wall time; each seed draws the share of nodes that
-#      lease automatically), then one seed with 1,000 nodes: no duplicate, no
+#      lease automatically; older state files put back among the faults),
+#      then one seed with 1,000 nodes: no duplicate, no
 #      ID out of order, no restart within its lease that lost its identity;
 #      then seeds whose restores bring another system's pg_snowflake/ half
 #      the time (--foreign-state-files): no duplicate either; then seeds whose
@@ -26,10 +27,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # SIMULATION_BUDGET_S: the wall time the seeds of step 1 may take (10 s since
-# the bound's mutants joined step 2, so that the layer takes what it took;
-# the seeds with another system's state files take 2 s of them, those whose
-# registry loses its history 2 s, and the history's mutants and shown cases
-# of steps 2 and 3 about 2 s more, taken from the ordinary seeds).
+# the bound's mutants joined step 2, and the replication origin's mutant
+# did and made the others' duplicates rarer, so that the layer takes about
+# what it took; the seeds with another system's state files take 2 s of
+# them, those whose registry loses its history 2 s, those with dumps 2 s,
+# and the history's mutants and shown cases of steps 2 and 3 about 2 s
+# more, taken from the ordinary seeds).
 budget=${SIMULATION_BUDGET_S:-10}
 foreign_budget=$((budget > 4 ? 2 : 1))
 history_budget=$((budget > 4 ? 2 : 1))
@@ -81,13 +84,12 @@ done
     --expect-duplicate | grep -v '^  faults:' || status=1
 # The durable bound's rules, which the nodes without the registry rely on
 # alone (25 of them here, besides the 50): pg_upgrade's mark, no vouch while
-# unknown, the drop's mark, the synchronous standby's wait, and, with
-# restores that bring another system's pg_snowflake/, the system identifier
-# of the state file, and, with nodes moved by pg_dump, the carrier taken
-# (a duplicate at seeds 2, 9, 7, 1, 4 and 2 today: upgrade-without-mark no
-# longer at seed 1, where the first ID now takes the old cluster's carrier).
+# unknown, the drop's mark, the synchronous standby's wait, with restores
+# that bring another system's pg_snowflake/ the system identifier of the
+# state file, with nodes moved by pg_dump the carrier taken, and the
+# replication origin that shows an older state file put back.
 for mutant in upgrade-without-mark vouch-on-create no-drop-mark no-sync-wait \
-    foreign-state-trusted no-dump-adoption; do
+    foreign-state-trusted no-dump-adoption origin-not-consulted; do
     extra=()
     [ "$mutant" = foreign-state-trusted ] && extra=(--foreign-state-files)
     [ "$mutant" = no-dump-adoption ] && extra=(--dump-restores)

@@ -33,6 +33,8 @@ enum Fault : int {
                  // timeline, elsewhere); another postmaster, so another token
   kUpgrade,      // pg_upgrade into a new data directory: with Debian's hook (the old
                  // bound given), without it, or into a cluster tried out first
+  kStaleState,   // an older copy of pg_snowflake/state (a backup's) put back after a
+                 // clean stop or a crash, the wall clock back at the time of the copy
   kDropCreate,   // DROP EXTENSION and CREATE EXTENSION before the bound is known
                  // (after half the restores and upgrades, not drawn on its own)
   kRecreate,     // the registry's table dropped and made again, empty: another OID
@@ -66,6 +68,7 @@ enum class Mutant {
   kNoHistoryGap,      // a holder that sees a change goes on above its cap (1.7)
   // The dump's carrier of the bound (src/core/carrier.hpp; with --dump-restores):
   kNoDumpAdoption,  // a restored carrier is merged, never taken as the bound (before issue 44)
+  kOriginNotConsulted,   // the replication origin of the bound is never read (before issue 44)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
@@ -144,6 +147,8 @@ struct Figures {
   uint64_t history_gaps = 0;         // gaps a holder crossed after a change
   uint64_t dump_restores = 0;        // nodes moved by pg_dump and a restore (--dump-restores)
   uint64_t dump_adoptions = 0;       // ... whose carrier the first ID took, not the trigger
+  uint64_t origin_answers = 0;       // starts without a state file the origin gave the bound
+  uint64_t older_files_found = 0;    // starts whose state file the origin showed older
   uint64_t duplicates = 0;
   uint64_t order_violations = 0;
   std::string first_violation;

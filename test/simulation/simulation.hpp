@@ -56,6 +56,11 @@ class World {
   void operator_bound(Node& node, int64_t bound);
   void check_done(Node& node);
   void adopt(Node& node, int64_t given);
+  bound::Written written(const Node& node) const;
+  void write_bound(Node& node, int64_t until);
+  void consult_origin(Node& node);
+  void establish_origin(Node& node);
+  void stale_state(Node& node);
   void created(Node& node, bound::Creation creation);
   void drop_create(Node& node);
   void upgrade(Node& node);

@@ -74,6 +74,8 @@ Node& World::add_node(int configured, const std::string& system, int64_t timelin
   node->mono.rate_ppm = rng_.range(-100, 100);
   node->backends.resize(static_cast<size_t>(config_.backends));
   if (config_.nodes_knew_registry) node->history.identity = registry_history::Identity{1, 1, 1};
+  // One node in ten without origin states (max_replication_slots = 0).
+  node->origin_slots = !rng_.chance(0.1);
   nodes_.push_back(std::move(node));
   active_.push_back(nodes_.back()->index);
   return *nodes_.back();
@@ -137,6 +139,7 @@ void World::start(Node& node) {
   bound::OnDisk disk;
   disk.state_file = node.state_file;
   disk.state_until = node.storage_bound;
+  disk.state_durable = node.storage_durable;
   // The state file records its writer's system identifier (version 2); the
   // mutant trusts another system's as one that cannot say (version 1).
   disk.state_writer = !node.state_foreign ? bound::Writer::kThisSystem
@@ -149,8 +152,17 @@ void World::start(Node& node) {
   const bound::Start start = bound::at_start(disk);
   node.state_file = start.written.state_file;
   node.storage_bound = start.written.until;
+  node.storage_durable = start.written.durable;
   node.bound_state = start.state;
   node.generator->restore(start.written.until);
+  node.origin_consulted = false;
+  // A copy of the state file as a backup would take it now.
+  node.saved = node.state_file;
+  node.saved_file = written(node);
+  node.saved_at_us = now_;
+  // The registry worker sets up the replication origin once the bound is
+  // known (bound_register.cpp).
+  schedule(rng_.range(100000, 1000000), EventKind::kEstablish, node.index, 0, node.incarnation, 0);
   // Another system's state file: the start marks why (durable.cpp), and the
   // node's own state file is written over it once an operator gives the bound.
   if (start.reason == bound::Reason::kForeignStateFile) node.marks = true;
@@ -248,8 +260,16 @@ void World::backend_reserve(Node& node, int b) {
       return;
     }
     case Step::kNeedDurable: {
-      // make_durable (durable.cpp): the WAL record and state file, then the
-      // generator may issue up to the bound. A crash before it is done loses it.
+      // make_durable (durable.cpp): before the first ID of the start, the
+      // replication origin (bound_register.cpp), which may raise the floor:
+      // the reservation is made again.
+      if (!node.origin_consulted) {
+        consult_origin(node);
+        schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
+        return;
+      }
+      // The origin raised, the WAL record and state file, then the generator
+      // may issue up to the bound. A crash before it is done loses it.
       const int64_t until = node.generator->durable_until_after(outcome.timestamp);
       // A promoted synchronous standby no longer confirms the old primary's
       // records: its wait for the standby never ends.
@@ -306,18 +326,74 @@ void World::reserved(Node& node, int b, const Backend& run) {
   schedule(step_delay(node), EventKind::kBackendConfirm, node.index, b, node.incarnation, 0);
 }
 
+bound::Written World::written(const Node& node) const {
+  return {node.storage_bound, node.state_file, node.storage_durable};
+}
+
+// write_bound (durable.cpp): bound::to_write's bound, the origin raised to it
+// (if it has a state), then the WAL record and the state file.
+void World::write_bound(Node& node, int64_t until) {
+  until = bound::to_write(until, written(node));
+  if (node.origin) node.origin_bound = std::max(node.origin_bound, until);
+  if (!node.state_file) node.vouched = false;
+  node.storage_bound = std::max(node.storage_bound, until);
+  node.storage_durable = std::max(node.storage_durable, node.storage_bound);
+  node.state_file = true;
+}
+
+// consult_register (bound_register.cpp): once per start, what the origin's
+// value changes (bound::at_origin). The mutant never reads it.
+void World::consult_origin(Node& node) {
+  node.origin_consulted = true;
+  if (config_.mutant == Mutant::kOriginNotConsulted) return;
+  const bound::FromOrigin from =
+      bound::at_origin(node.bound_state, written(node), node.origin, node.origin_bound);
+  if (from.finding == bound::Finding::kNothing) return;
+  if (from.finding == bound::Finding::kStateFileOlder)
+    figures_.older_files_found++;
+  else
+    figures_.origin_answers++;
+  node.generator->restore(from.written.until);
+  node.storage_bound = from.written.until;
+  node.storage_durable = from.written.durable;
+  node.state_file = true;
+  if (from.remove_vouches) node.vouched = false;
+  node.bound_state = from.state;
+}
+
+// The "snowflake bound register" worker (bound_register.cpp): the origin's
+// first state, the durable bound in force, once the bound is known.
+void World::establish_origin(Node& node) {
+  if (node.origin || !node.origin_slots || node.zombie) return;
+  if (node.bound_state != bound::State::kKnown) {
+    schedule(1000000, EventKind::kEstablish, node.index, 0, node.incarnation, 0);
+    return;
+  }
+  node.origin = true;
+  node.origin_bound = bound::origin_value(written(node));
+  // Its record reaches the standby (at once here).
+  node.replayed_origin = true;
+  node.replayed_origin_bound = std::max(node.replayed_origin_bound, node.origin_bound);
+}
+
 void World::durable_done(Node& node, int b, int64_t until) {
   // Its synchronous standby promoted meanwhile, the wait never ends.
   if (node.registryless && node.zombie && config_.mutant != Mutant::kNoSyncWait) return;
-  node.storage_bound = std::max(node.storage_bound, until);
+  write_bound(node, until);
+  until = std::max(until, node.storage_bound);
   node.generator->publish_durable(until);
   // Streaming replication: the standby replays the bound record a little
   // later; a synchronous one (a node without the registry) before the bound is
   // used (durable.cpp, wait_for_synchronous_standbys).
-  if (node.registryless && config_.mutant != Mutant::kNoSyncWait)
+  if (node.registryless && config_.mutant != Mutant::kNoSyncWait) {
     node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, until).written;
-  else
-    schedule(rng_.range(100, 50000), EventKind::kReplay, node.index, 0, 0, until);
+    if (node.origin) {
+      node.replayed_origin = true;
+      node.replayed_origin_bound = std::max(node.replayed_origin_bound, until);
+    }
+  } else {
+    schedule(rng_.range(100, 50000), EventKind::kReplay, node.index, 0, node.origin ? 1 : 0, until);
+  }
   schedule(0, EventKind::kBackendReserve, node.index, b, node.incarnation, 0);
 }
 
@@ -414,8 +490,14 @@ void World::dispatch(const Event& event) {
       registry_release(static_cast<size_t>(event.a));
       break;
     case EventKind::kReplay:
-      // redo (bound_wal.cpp): the standby keeps the record in its state file.
+      // redo (bound_wal.cpp): the standby keeps the record in its state file,
+      // and the origin's advance before it (`incarnation`: the primary's
+      // origin had a state).
       node.replayed = bound::at_replay(node.replayed, bound::State::kKnown, event.a).written;
+      if (event.incarnation != 0) {
+        node.replayed_origin = true;
+        node.replayed_origin_bound = std::max(node.replayed_origin_bound, event.a);
+      }
       break;
     case EventKind::kStart:
       if (!node.up && !node.zombie) start(node);
@@ -436,6 +518,9 @@ void World::dispatch(const Event& event) {
       break;
     case EventKind::kDropCreate:
       if (live) drop_create(node);
+      break;
+    case EventKind::kEstablish:
+      if (live) establish_origin(node);
       break;
     case EventKind::kFault:
       inject_fault();

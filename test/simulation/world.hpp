@@ -64,10 +64,27 @@ struct Node {
   bool same_postmaster = false;
   std::unique_ptr<GeneratorState> state;
   std::unique_ptr<Generator> generator;
-  // pg_snowflake/: the state file (the durable bound, also in WAL), the marks
-  // of an unknown bound.
+  // pg_snowflake/: the state file (the durable bound, also in WAL, and from
+  // version 3 the durable bound in force when it was written), the marks of
+  // an unknown bound.
   bool state_file = true;
   int64_t storage_bound = 0;
+  int64_t storage_durable = 0;
+  // The replication origin snowflake_bound (bound_register.cpp): a durable
+  // register that follows WAL and checkpoints, copied with the data directory
+  // (clones, restores that keep pg_logical/, a standby's replay), not by
+  // pg_upgrade. Set up once the bound is known, if the node has origin
+  // states (max_replication_slots > 0).
+  bool origin_slots = true;
+  bool origin = false;  // it has a state
+  int64_t origin_bound = 0;
+  bool origin_consulted = false;  // this start (shared memory)
+  // A copy of pg_snowflake/state taken at the node's last start (a backup's),
+  // and whether the origin had a state then.
+  bool saved = false;
+  bound::Written saved_file;
+  bool saved_with_origin = false;
+  int64_t saved_at_us = 0;
   bool state_foreign = false;  // the state file was written by another system (until a start)
   bool marks = false;
   bool vouched = false;  // a vouch for the extension in place (pg_snowflake/created.*)
@@ -82,6 +99,7 @@ struct Node {
     state_file = false;
     state_foreign = false;
     storage_bound = 0;
+    storage_durable = 0;
     marks = false;
     vouched = false;
     given = false;
@@ -89,6 +107,8 @@ struct Node {
   }
   bool drop_create = false;          // the next start: DROP and CREATE EXTENSION before the check
   bound::Written replayed{0, true};  // its standby's state file, replayed with a lag
+  bool replayed_origin = false;      // ... and its replication origin
+  int64_t replayed_origin_bound = 0;
   int64_t original_bound = 0;  // the bound an operator gives after a restore without pg_snowflake/
   DriftingClock wall;          // µs since 1970
   DriftingClock mono;          // the lease clock
@@ -142,6 +162,7 @@ enum class EventKind : uint8_t {
   kCheckDone,
   kRegistrySnapshot,
   kDropCreate,
+  kEstablish,
   kFault,
 };
 

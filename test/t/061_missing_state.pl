@@ -7,7 +7,11 @@
 #    is known (nothing issued). CREATE EXTENSION writes the state file, so a
 #    restart before the first ID still finds it.
 # 2. A node that issued IDs a day ahead of the clock (under max_lead), copied
-#    without pg_snowflake/ and started with its clock back at real time: the
+#    without pg_snowflake/ and started with its clock back at real time. With
+#    its replication origin "snowflake_bound" (src/pg/bound/bound_register.cpp:
+#    a copy carries it), the copy takes the bound from it, says so, and
+#    issues above every ID the original issued. Without it (the copies below
+#    leave out its checkpoint, as a data directory of 1.7 has none): the
 #    server log warns, naming the database; snowflake_nextval() refuses
 #    (55000, with the commands that fix it), also after a restart; CREATE
 #    EXTENSION in another database warns and does not vouch.
@@ -36,14 +40,17 @@ plan skip_all => 'libfaketime is not installed'
 sub state_file { return $_[0]->data_dir . '/pg_snowflake/state'; }
 
 # A node made from `$source`'s data directory (stopped), without its
-# pg_snowflake/, as a copy that skipped it would be.
+# pg_snowflake/, as a copy that skipped it would be; with `origin`, with the
+# replication origin that keeps the bound's second copy, else without it.
 sub copy_without_state
 {
 	my ($source, $name, %options) = @_;
+	my $origin = delete $options{origin};
 	my $copy = SnowflakeTest::init_node($name, %options);
 	rmtree($copy->data_dir);
 	PostgreSQL::Test::RecursiveCopy::copypath($source->data_dir, $copy->data_dir);
 	rmtree($copy->data_dir . '/pg_snowflake');
+	SnowflakeTest::forget_bound_origin($copy) unless $origin;
 	chmod 0700, $copy->data_dir or die "chmod: $!";
 	# The copy keeps its own port and socket directory.
 	$copy->append_conf('postgresql.conf',
@@ -97,7 +104,21 @@ $original->safe_psql(
 # IDs returned to clients and stored nowhere count too.
 $original->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 500)');
 my $highest = $original->safe_psql('postgres', 'SELECT snowflake_nextval()');
+SnowflakeTest::wait_for_bound_origin($original);
 $original->stop;
+
+my $carried = copy_without_state($original, 'carried', origin => 1,
+	conf => ["snowflake.max_lead = '1d'"]);
+SnowflakeTest::start_node($carried);
+$r = SnowflakeTest::try_sql($carried, 'SELECT snowflake_nextval()');
+is($r->{sqlstate}, undef, 'copy with the replication origin: it issues IDs') or diag $r->{stderr};
+cmp_ok($r->{stdout}, '>', $highest, 'copy with the replication origin: above every ID the original issued');
+ok( $carried->log_contains(
+		qr/WARNING:  snowflake: took the bound above this data directory's IDs from the replication origin "snowflake_bound"\n.*DETAIL:  pg_snowflake\/state was missing when the server started/
+	),
+	'copy with the replication origin: the server log says where the bound came from');
+ok(-f state_file($carried), 'copy with the replication origin: the state file is written');
+$carried->stop;
 
 my $copy = copy_without_state($original, 'copy', conf => ["snowflake.max_lead = '1d'"]);
 SnowflakeTest::start_node($copy);

@@ -15,10 +15,14 @@
 #    the server log says nothing of a missing state file.
 # 4. A restore of the backup with all the WAL: above every ID of both batches.
 # 5. A backup made with --exclude=pg_snowflake/ and restored to its
-#    consistency point (no bound in the WAL it replays): the server log warns,
-#    naming the database; snowflake_nextval() refuses (55000) until
-#    snowflake_restore_bound() reads the original's state file, and then
-#    issues above every ID.
+#    consistency point (no bound in the WAL it replays): the replication
+#    origin "snowflake_bound", which the backup carries
+#    (pg_logical/replorigin_checkpoint), gives the bound, and the node issues
+#    above every ID at once, saying where the bound came from. One that also
+#    leaves out the origins' checkpoint (as a data directory of 1.7 has no
+#    origin): the server log warns, naming the database; snowflake_nextval()
+#    refuses (55000) until snowflake_restore_bound() reads the original's
+#    state file, and then issues above every ID.
 # 6. No pgbackrest process is left.
 use strict;
 use warnings FATAL => 'all';
@@ -158,8 +162,10 @@ my $before_backup = issue_batch($original, 0, 100, 100);
 pgbackrest('backup', '--type=full');
 my $full = newest_backup();
 my $manifest = manifest($full);
-like($manifest, qr{^pg_data/pg_snowflake/state=\{[^\n]*"size":56}m,
+like($manifest, qr{^pg_data/pg_snowflake/state=\{[^\n]*"size":64}m,
 	'the full backup carries pg_snowflake/state');
+like($manifest, qr{^pg_data/pg_logical/replorigin_checkpoint=\{}m,
+	'and the replication origins\' checkpoint, with the second copy of the bound');
 like($manifest, qr{^pg_data/pg_snowflake=\{}m, 'and the directory pg_snowflake/');
 unlike($manifest, qr{^pg_data/(postmaster\.pid|pg_stat_tmp/\S)}m,
 	'pgBackRest excludes what it knows to be temporary (postmaster.pid, pg_stat_tmp/)');
@@ -227,7 +233,22 @@ $latest->stop;
 
 ## 5. A backup without pg_snowflake/ -----------------------------------------------
 
-my $said = pgbackrest('backup', '--type=full', '--exclude=pg_snowflake/', '--log-level-console=info');
+my $said = pgbackrest('backup', '--type=full', '--exclude=pg_snowflake/');
+my $carried = restore_node('carried', '--set=' . newest_backup(), '--type=immediate',
+	'--target-action=promote');
+ok(!-e $carried->data_dir . '/pg_snowflake/state', 'excluded, the origin kept: no state file');
+start_promoted($carried);
+my $r = SnowflakeTest::try_sql($carried, 'SELECT snowflake_nextval()');
+is($r->{sqlstate}, undef, 'excluded, the origin kept: it issues IDs') or diag $r->{stderr};
+cmp_ok($r->{stdout}, '>', $highest_2, 'excluded, the origin kept: above every ID the original issued');
+ok( $carried->log_contains(
+		qr/WARNING:  snowflake: took the bound above this data directory's IDs from the replication origin "snowflake_bound"/
+	),
+	'excluded, the origin kept: the server log says where the bound came from');
+$carried->stop;
+
+$said = pgbackrest('backup', '--type=full', '--exclude=pg_snowflake/',
+	'--exclude=pg_logical/replorigin_checkpoint', '--log-level-console=info');
 like($said, qr{INFO: exclude contents of '\S+/pg_snowflake' from backup using 'pg_snowflake/' exclusion},
 	'--exclude=pg_snowflake/: pgBackRest says what it leaves out');
 my $excluded = newest_backup();
@@ -241,7 +262,7 @@ ok( $bare->wait_for_log(
 		qr/WARNING:  snowflake: pg_snowflake\/state was missing at start, yet the extension is in database "postgres"/
 	),
 	'excluded: the server log warns, naming what was missing and where the extension is');
-my $r = SnowflakeTest::try_sql($bare, 'SELECT snowflake_nextval()');
+$r = SnowflakeTest::try_sql($bare, 'SELECT snowflake_nextval()');
 is($r->{sqlstate}, '55000', 'excluded: snowflake_nextval() refuses (55000)');
 like($r->{message}, qr/the bound above this node's earlier snowflake IDs is unknown/,
 	'excluded: the error says the bound is unknown');

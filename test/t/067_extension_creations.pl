@@ -109,6 +109,9 @@ my $copy = SnowflakeTest::init_node('copy');
 rmtree($copy->data_dir);
 PostgreSQL::Test::RecursiveCopy::copypath($original->data_dir, $copy->data_dir);
 rmtree($copy->data_dir . '/pg_snowflake');
+# Nor the replication origin that keeps the bound's second copy (it would
+# give the bound: test/t/061).
+SnowflakeTest::forget_bound_origin($copy);
 chmod 0700, $copy->data_dir or die "chmod: $!";
 $copy->append_conf('postgresql.conf',
 	"port = " . $copy->port . "\nunix_socket_directories = '" . $copy->host . "'");

@@ -84,6 +84,9 @@ my $copy = SnowflakeTest::init_node('copy', conf => ['max_worker_processes = 2']
 rmtree($copy->data_dir);
 PostgreSQL::Test::RecursiveCopy::copypath($original->data_dir, $copy->data_dir);
 rmtree($copy->data_dir . '/pg_snowflake');
+# Nor the replication origin that keeps the bound's second copy (it would
+# give the bound: test/t/061).
+SnowflakeTest::forget_bound_origin($copy);
 chmod 0700, $copy->data_dir or die "chmod: $!";
 $copy->append_conf('postgresql.conf',
 	"port = " . $copy->port . "\nunix_socket_directories = '" . $copy->host
@@ -103,7 +106,7 @@ for my $slots (0, 1)
 	SnowflakeTest::start_node($none);
 	my $label = "max_worker_processes = $slots";
 	ok( $none->log_contains(
-			qr/WARNING:  snowflake: pg_snowflake\/state is missing, and the check of the databases cannot run/),
+			qr/WARNING:  snowflake: pg_snowflake\/state was missing, and the check of the databases cannot run/),
 		"$label: the log says the check cannot run");
 	$r = SnowflakeTest::try_sql($none, 'CREATE EXTENSION snowflake');
 	is($r->{exit}, 0, "$label: CREATE EXTENSION succeeds") or diag $r->{stderr};
@@ -141,6 +144,7 @@ $locked->safe_psql('postgres',
 	"BEGIN; ALTER DATABASE blocked RENAME TO blocked_renamed; PREPARE TRANSACTION 'hold'");
 $locked->stop;
 rmtree($locked->data_dir . '/pg_snowflake');
+SnowflakeTest::forget_bound_origin($locked);
 my $log_offset = -s $locked->logfile;
 SnowflakeTest::start_node($locked);
 ok(log_within($locked, qr/the check of database "blocked" for the extension has taken \d+ s so far/,

@@ -22,11 +22,13 @@
 #    at once.
 # 3. pg_upgrade into a cluster that was tried out first (the extension
 #    created, an ID issued, the extension dropped): it refuses, naming
-#    pg_upgrade; the same when the tried-out cluster did not preload the
-#    library during pg_upgrade. With the old state file placed as
-#    pg_snowflake/given before pg_upgrade (as Debian's pg_upgradecluster hook
-#    does), it issues above the old IDs at once. A data directory whose own
-#    bound is unknown gives no bound to another (snowflake_restore_bound).
+#    pg_upgrade, and the replication origin the try-out set up is cleared;
+#    the same when the tried-out cluster did not preload the library during
+#    pg_upgrade. With the old state file placed as pg_snowflake/given before
+#    pg_upgrade (as Debian's pg_upgradecluster hook does), it issues above
+#    the old IDs at once, its replication origin set up above them. A data
+#    directory whose own bound is unknown gives no bound to another
+#    (snowflake_restore_bound).
 use strict;
 use warnings FATAL => 'all';
 
@@ -71,6 +73,9 @@ sub copy_without_state
 	rmtree($copy->data_dir);
 	PostgreSQL::Test::RecursiveCopy::copypath($old->data_dir, $copy->data_dir);
 	rmtree($copy->data_dir . '/pg_snowflake');
+	# Nor the replication origin that keeps the bound's second copy (it would
+	# give the bound: test/t/061).
+	SnowflakeTest::forget_bound_origin($copy);
 	chmod 0700, $copy->data_dir or die "chmod: $!";
 	$copy->append_conf('postgresql.conf',
 		"port = " . $copy->port . "\nunix_socket_directories = '" . $copy->host . "'");
@@ -89,7 +94,7 @@ sub refuses_ok
 	like($r->{message} // '', qr/the bound above this node's earlier snowflake IDs is unknown/,
 		"$label: because the bound is unknown");
 	like($r->{detail} // '', $why, "$label: the detail says why") if $why;
-	like($r->{hint} // '', qr/snowflake_restore_bound\('\/path\/to\/old\/data'\)/,
+	like($r->{hint} // '', qr/snowflake_restore_bound\('\/path\/to\/(old\/data|that\/data\/directory)'\)/,
 		"$label: the hint says how to give it");
 	is($node->safe_psql('shop', "SELECT count(*) FROM orders WHERE id <= $highest"),
 		'3000', "$label: no row is lost");
@@ -171,6 +176,7 @@ $held->safe_psql('postgres',
 	"BEGIN; ALTER DATABASE blocked RENAME TO blocked_renamed; PREPARE TRANSACTION 'hold'");
 $held->stop;
 rmtree($held->data_dir . '/pg_snowflake');
+SnowflakeTest::forget_bound_origin($held);
 SnowflakeTest::start_node($held);
 my $r = SnowflakeTest::try_sql($held, 'SELECT snowflake_nextval()', dbname => 'shop');
 like($r->{message} // '', qr/is still checking whether this data directory has issued IDs/,
@@ -189,6 +195,7 @@ $held->safe_psql('postgres',
 	"BEGIN; ALTER DATABASE blocked RENAME TO blocked_renamed; PREPARE TRANSACTION 'hold'");
 $held->stop;
 rmtree($held->data_dir . '/pg_snowflake');
+SnowflakeTest::forget_bound_origin($held);
 SnowflakeTest::start_node($held);
 $held->safe_psql(
 	'shop', q{
@@ -216,6 +223,8 @@ sub upgraded
 	SnowflakeTest::start_node($new);
 	$new->safe_psql('postgres',
 		'CREATE EXTENSION snowflake; SELECT snowflake_nextval(); DROP EXTENSION snowflake');
+	# The try-out sets up the replication origin of its own bound.
+	SnowflakeTest::wait_for_bound_origin($new);
 	$new->stop;
 	ok(-f $new->data_dir . '/pg_snowflake/state', "$name: the try-out wrote a state file");
 	$new->append_conf('postgresql.conf', "shared_preload_libraries = ''")
@@ -230,14 +239,29 @@ sub upgraded
 	return $new;
 }
 
+# The replication origin of the bound (src/pg/bound/bound_register.cpp) as
+# an ID bound; 0 if it has no state.
+sub origin_bound
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+		SELECT coalesce((SELECT s.remote_lsn - '0/0' FROM pg_replication_origin_status s
+			JOIN pg_replication_origin o ON o.roident = s.local_id
+			WHERE o.roname = 'snowflake_bound'), 0)});
+}
+
 my $tried = upgraded('tried');
 refuses_ok($tried, 'tried', qr/made by pg_upgrade/);
+is(origin_bound($tried), 0,
+	'tried: pg_upgrade\'s server cleared the replication origin the try-out set up');
 $tried->safe_psql('shop', "SELECT snowflake_restore_bound('" . $old->data_dir . "')");
 issues_above_ok($tried, 'tried, the bound given');
 $tried->stop;
 
 my $unpreloaded = upgraded('unpreloaded', preload_during_upgrade => 0);
 refuses_ok($unpreloaded, 'tried, not preloaded during pg_upgrade', qr/made by pg_upgrade/);
+is(origin_bound($unpreloaded), 0,
+	'tried, not preloaded during pg_upgrade: the library pg_upgrade loaded cleared the origin too');
 $unpreloaded->stop;
 
 my $hooked = upgraded('hooked', given => 1);
@@ -245,6 +269,12 @@ ok($hooked->log_contains(qr/took the bound in pg_snowflake\/given/),
 	'hooked: the given bound is taken at start');
 ok(!-e $hooked->data_dir . '/pg_snowflake/given' && !-e $hooked->data_dir . '/pg_snowflake/unknown',
 	'hooked: into the state file, and no mark is left');
+# pg_upgrade's server cleared the try-out's origin (the extension arrived),
+# and the origin is set up again from the given bound, before any ID.
+ok($hooked->poll_query_until('postgres', q{
+		SELECT s.remote_lsn - '0/0' > } . $highest . q{ FROM pg_replication_origin_status s
+		JOIN pg_replication_origin o ON o.roident = s.local_id WHERE o.roname = 'snowflake_bound'}),
+	'hooked: the replication origin is set up again above the old IDs, before any ID');
 issues_above_ok($hooked, 'hooked');
 # The tried-out cluster's state file does not cover the data pg_upgrade
 # brought it: no bound to give another node.

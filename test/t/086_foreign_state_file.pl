@@ -13,9 +13,10 @@
 #    after a restart, and never issues one of its own earlier IDs.
 # 2. snowflake_restore_bound() of B's own saved state file (which reads
 #    another directory's file on purpose) makes it issue above them, and
-#    writes a state file of B's own (version 2, B's system identifier).
+#    writes a state file of B's own (version 3, B's system identifier).
 # 3. A file of 1.6 or earlier (version 1, no system identifier) is still
-#    trusted, and written as version 2 at the next write.
+#    trusted, and written as version 3 (1.8, which records the system
+#    identifier too) at the next write.
 use strict;
 use warnings FATAL => 'all';
 
@@ -51,8 +52,9 @@ sub crc32c
 }
 
 # The state file as src/pg/bound/state_file.cpp writes it: magic "SNOW",
-# version, the bound as an ID, the epoch, the four widths, (version 2) the
-# writer's system identifier, a CRC of everything before it, padding.
+# version, the bound as an ID, the epoch, the four widths, (version 2 and
+# later) the writer's system identifier, (version 3) the durable bound in
+# force, a CRC of everything before it, padding.
 sub read_state
 {
 	my ($path) = @_;
@@ -65,7 +67,7 @@ sub read_state
 		epoch => $epoch,
 		bits => \@bits,
 		size => length $bytes);
-	$state{system_identifier} = unpack('Q', substr($bytes, 40, 8)) if $version == 2;
+	$state{system_identifier} = unpack('Q', substr($bytes, 40, 8)) if $version >= 2;
 	return \%state;
 }
 
@@ -90,7 +92,7 @@ $node_a->safe_psql('postgres',
 my $a_system = system_identifier($node_a);
 $node_a->stop;
 my $a_state = read_state(state_file($node_a));
-is($a_state->{version}, 2, 'A writes a state file of version 2');
+is($a_state->{version}, 3, 'A writes a state file of version 3');
 is($a_state->{system_identifier}, $a_system, 'that records A\'s system identifier');
 
 # B runs a day ahead: its clock, and so its IDs.
@@ -166,7 +168,7 @@ is( $node_b->safe_psql(
 	'2000|2000',
 	'B: new rows collide with none of its earlier ones');
 my $b_state = read_state(state_file($node_b));
-is($b_state->{version}, 2, 'B: its state file is of version 2 again');
+is($b_state->{version}, 3, 'B: its state file is of version 3 again');
 is($b_state->{system_identifier}, $b_system, 'B: and records B\'s system identifier');
 ok(!-e $node_b->data_dir . '/pg_snowflake/unknown', 'B: the mark of the unknown bound is gone');
 SnowflakeTest::restart_node($node_b);
@@ -188,7 +190,7 @@ cmp_ok($r->{stdout}, '>', $highest, 'B with a version 1 state file: above its ea
 $node_b->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)');
 $node_b->stop;
 $b_state = read_state(state_file($node_b));
-is($b_state->{version}, 2, 'the next write makes it a state file of version 2');
+is($b_state->{version}, 3, 'the next write makes it a state file of version 3');
 is($b_state->{system_identifier}, $b_system, 'recording B\'s system identifier');
 
 done_testing();

@@ -3,7 +3,9 @@
 # the extension while the check of the databases is held up marks nothing),
 # which it kills, as it kills marks-ignored-at-start; the unmutated code
 # refuses until given the bound. The copy is of a stopped server without
-# pg_snowflake/, its clock 30 s behind; a prepared transaction holds up its
+# pg_snowflake/ and without the replication origin of the bound (origin=0:
+# with it, the copy takes its bound at once and no check runs), its clock
+# 30 s behind; a prepared transaction holds up its
 # check while the extension is dropped, then it crashes.
 # test/perl/Campaign.pm builds the campaign's cluster (a with a synchronous
 # standby, b, c leasing from a registry, d checked against it), runs these
@@ -23,7 +25,7 @@ plan skip_all => 'libfaketime is not installed'
 
 Campaign::test_schedule(<<'SCHEDULE', 'campaign seed 125');
 kill_backend after=3 node=a
-copy after=3 clock=-30 hot=0 node=a path=drop,crash state=0
+copy after=3 clock=-30 hot=0 node=a origin=0 path=drop,crash state=0
 
 SCHEDULE
 

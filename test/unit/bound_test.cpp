@@ -1,7 +1,8 @@
 // The durable bound's decisions (src/core/bound.hpp): the exact bound of a
-// clean shutdown, what a start concludes from pg_snowflake/, what a replayed
-// record and an operator's bound change, and what creations, drops and the
-// check of the databases record. The glue and the simulator call these.
+// clean shutdown, what a start concludes from pg_snowflake/, what the
+// replication origin's value changes, what a replayed record and an
+// operator's bound change, and what creations, drops and the check of the
+// databases record. The glue and the simulator call these.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -179,6 +180,124 @@ TEST(Bound, ADropMarksTheBoundUnknownUnlessItIsKnown) {
   EXPECT_FALSE(bound::drop_marks_unknown(State::kKnown));
   EXPECT_TRUE(bound::drop_marks_unknown(State::kChecking));
   EXPECT_TRUE(bound::drop_marks_unknown(State::kUnknown));
+}
+
+TEST(Bound, AStateFileThatCannotBeReadIsCheckedForWithItsReason) {
+  OnDisk disk;
+  disk.state_unread = bound::Unread::kDamaged;
+  bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kChecking);
+  EXPECT_EQ(start.reason, Reason::kStateFileDamaged);
+  EXPECT_FALSE(start.written.state_file);
+  disk.state_unread = bound::Unread::kUnreadable;
+  start = bound::at_start(disk);
+  EXPECT_EQ(start.state, State::kChecking);
+  EXPECT_EQ(start.reason, Reason::kStateFileUnreadable);
+  // The marks still win.
+  disk.marks = true;
+  EXPECT_EQ(bound::at_start(disk).state, State::kUnknown);
+  EXPECT_EQ(bound::at_start(disk).reason, Reason::kMarked);
+}
+
+TEST(Bound, AGivenBoundDoesNotStandForAStateFileThatCannotBeRead) {
+  OnDisk disk;
+  disk.given = true;
+  disk.given_until = 900;
+  disk.state_unread = bound::Unread::kDamaged;
+  bound::Start start = bound::at_start(disk);
+  EXPECT_FALSE(start.take_given);
+  EXPECT_EQ(start.state, State::kChecking);
+  EXPECT_EQ(start.reason, Reason::kStateFileDamaged);
+  disk.marks = true;  // pg_upgrade's
+  start = bound::at_start(disk);
+  EXPECT_FALSE(start.take_given);
+  EXPECT_EQ(start.state, State::kUnknown);
+  // A missing one: the given bound is taken, as before.
+  disk.state_unread = bound::Unread::kMissing;
+  EXPECT_TRUE(bound::at_start(disk).take_given);
+}
+
+TEST(Bound, AStartKeepsTheDurableBoundTheStateFileRecords) {
+  OnDisk disk;
+  disk.state_file = true;
+  disk.state_until = 700;  // the exact bound of a clean shutdown
+  disk.state_durable = 1000;
+  bound::Start start = bound::at_start(disk);
+  EXPECT_EQ(start.written.until, 700);
+  EXPECT_EQ(start.written.durable, 1000);
+  // Versions 1 and 2 record none: their bound.
+  disk.state_durable = 0;
+  EXPECT_EQ(bound::at_start(disk).written.durable, 700);
+  // A given bound above both.
+  disk.given = true;
+  disk.given_until = 1500;
+  start = bound::at_start(disk);
+  EXPECT_EQ(start.written.until, 1500);
+  EXPECT_EQ(start.written.durable, 1500);
+}
+
+TEST(Bound, EveryWriteRecordsMoreThanTheStateFileBeforeIt) {
+  // After a clean shutdown the file holds the exact bound (700) below the
+  // durable one (1000): the first write goes past 1000.
+  EXPECT_EQ(bound::to_write(800, {700, true, 1000}), 1001);
+  EXPECT_EQ(bound::to_write(1200, {700, true, 1000}), 1200);
+  // Otherwise the candidate as it is.
+  EXPECT_EQ(bound::to_write(800, {700, true, 700}), 800);
+  EXPECT_EQ(bound::to_write(800, {0, false, 0}), 800);
+  EXPECT_EQ(bound::origin_value({700, true, 1000}), 1000);
+  EXPECT_EQ(bound::origin_value({700, true, 0}), 700);
+}
+
+TEST(Bound, AnOriginAboveTheStateFileMeansTheFileIsOlder) {
+  // A backup's file (durable bound 500) put back; the origin has 900.
+  bound::FromOrigin from = bound::at_origin(State::kKnown, {500, true, 500}, true, 900);
+  EXPECT_EQ(from.finding, bound::Finding::kStateFileOlder);
+  EXPECT_EQ(from.state, State::kKnown);
+  EXPECT_EQ(from.written.until, 900);
+  EXPECT_EQ(from.written.durable, 900);
+  EXPECT_TRUE(from.written.state_file);
+  EXPECT_FALSE(from.remove_vouches);
+  // The file of a clean shutdown: its exact bound below the origin, its
+  // durable bound not: nothing (the exact bound stays).
+  from = bound::at_origin(State::kKnown, {700, true, 1000}, true, 1000);
+  EXPECT_EQ(from.finding, bound::Finding::kNothing);
+  EXPECT_EQ(from.written.until, 700);
+  // The origin at or below: nothing.
+  EXPECT_EQ(bound::at_origin(State::kKnown, {900, true, 900}, true, 900).finding,
+            bound::Finding::kNothing);
+  EXPECT_EQ(bound::at_origin(State::kKnown, {900, true, 900}, true, 400).finding,
+            bound::Finding::kNothing);
+  // No origin with a state: nothing to compare.
+  EXPECT_EQ(bound::at_origin(State::kKnown, {500, true, 500}, false, 0).finding,
+            bound::Finding::kNothing);
+}
+
+TEST(Bound, AnOriginAnswersTheCheckButNotTheMarks) {
+  bound::FromOrigin from = bound::at_origin(State::kChecking, {0, false, 0}, true, 900);
+  EXPECT_EQ(from.finding, bound::Finding::kAnswered);
+  EXPECT_EQ(from.state, State::kKnown);
+  EXPECT_EQ(from.written.until, 900);
+  EXPECT_EQ(from.written.durable, 900);
+  EXPECT_TRUE(from.written.state_file);
+  EXPECT_TRUE(from.remove_vouches);
+  // Without a state in the origin the check goes on.
+  from = bound::at_origin(State::kChecking, {0, false, 0}, false, 0);
+  EXPECT_EQ(from.finding, bound::Finding::kNothing);
+  EXPECT_EQ(from.state, State::kChecking);
+  // Marks of an unknown bound win.
+  from = bound::at_origin(State::kUnknown, {300, true, 300}, true, 900);
+  EXPECT_EQ(from.finding, bound::Finding::kNothing);
+  EXPECT_EQ(from.state, State::kUnknown);
+  EXPECT_EQ(from.written.until, 300);
+}
+
+TEST(Bound, AReplayedRecordRaisesTheDurableBoundItRecords) {
+  bound::Replay replay = bound::at_replay({700, true, 1000}, State::kKnown, 1100);
+  EXPECT_EQ(replay.written.until, 1100);
+  EXPECT_EQ(replay.written.durable, 1100);
+  replay = bound::at_replay({700, true, 1000}, State::kKnown, 800);
+  EXPECT_EQ(replay.written.until, 800);
+  EXPECT_EQ(replay.written.durable, 1000);
 }
 
 TEST(Bound, TheCheckConcludesOnlyWhileChecking) {

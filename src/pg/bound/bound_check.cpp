@@ -20,6 +20,7 @@
 // trust the clock.
 #include "bound_check.hpp"
 
+#include "bound_register.hpp"
 #include "durable.hpp"
 #include "../library.hpp"
 #include "state_file.hpp"
@@ -154,8 +155,9 @@ void collect(MemoryContext context) {
 void conclude() {
   BoundCheck& c = check();
   if (c.found_count == 0) {
-    ereport(LOG, (errmsg("snowflake: pg_snowflake/state was missing at start, and no database "
-                         "has the extension: this data directory has issued no IDs")));
+    ereport(LOG, (errmsg("snowflake: pg_snowflake/state %s at start, and no database has the "
+                         "extension: this data directory has issued no IDs",
+                         shared_node->state_file_problem)));
     conclude_bound_check(nullptr);
     return;
   }
@@ -165,15 +167,17 @@ void conclude() {
   else
     strlcpy(found, c.found, sizeof(found));
   ereport(WARNING,
-          (errmsg("snowflake: pg_snowflake/state was missing at start, yet the extension is in "
+          (errmsg("snowflake: pg_snowflake/state %s at start, yet the extension is in "
                   "database %s",
-                  found),
-           errdetail("This data directory was made by pg_upgrade, or restored or copied "
-                     "without pg_snowflake/; the bound above the IDs it issued before is "
-                     "unknown, so snowflake_nextval() refuses until it is given."),
-           errhint("As a superuser, SELECT snowflake_restore_bound('/path/to/old/data') with "
-                   "the data directory this one came from, or, if it never issued IDs, "
-                   "SELECT snowflake_set_bound(now()).")));
+                  shared_node->state_file_problem, found),
+           errdetail("This data directory's replication origin \"snowflake_bound\" has no state "
+                     "to give the bound either, so the bound above the IDs it issued before is "
+                     "unknown, and snowflake_nextval() refuses until it is given."),
+           errhint("As a superuser, if this data directory was copied or upgraded from another, "
+                   "SELECT snowflake_restore_bound('/path/to/that/data/directory'); else give a "
+                   "time later than the last ID it may have issued, SELECT "
+                   "snowflake_set_bound('...'), or, if it never issued IDs, SELECT "
+                   "snowflake_set_bound(now()).")));
   conclude_bound_check(found);
 }
 
@@ -199,10 +203,13 @@ bool start_check_worker() {
 }
 
 // Whether the database of the current connection has the extension, not
-// vouched for; leaves the answer for `database`.
+// vouched for; leaves the answer for `database`. The first asker consults
+// the replication origin before (bound_register.cpp): with a state it gives
+// the bound, and the check ends.
 void answer_here(Oid database) {
   SetCurrentStatementStartTimestamp();
   StartTransactionCommand();
+  consult_register_connected(false);
   const Oid extension = get_extension_oid("snowflake", true);
   const bool present = OidIsValid(extension) && !vouched(extension);
   CommitTransactionCommand();
@@ -269,6 +276,11 @@ long step_bound_check() {
   BoundCheck& c = check();
   long timeout_ms = 0;
   while (timeout_ms == 0) {
+    // The replication origin answered (answer_here), or an operator.
+    if (bound_state() != BoundState::kChecking) {
+      timeout_ms = -1;
+      break;
+    }
     if (OidIsValid(c.asked) && c.asker != kNobody) {
       timeout_ms = wait_for_asker(context);
       continue;

@@ -8,7 +8,11 @@
 // (note_extension_created writes an empty bound); so a missing file means a
 // new data directory, or one filled from another without pg_snowflake/: by
 // pg_upgrade (which copies only relations and catalogs), or a copy or restore
-// that skipped it. Which one only the databases can tell, so the node starts
+// that skipped it, or a file removed. A damaged or unreadable one counts as
+// missing, its reason kept for the messages. Once recovery is over the
+// replication origin that keeps a second copy of the durable bound answers
+// first, if it has a state (bound_register.cpp: a copy or restore carries it,
+// pg_upgrade does not). Else only the databases can tell, so the node starts
 // "checking": the registry worker looks for the extension in every database
 // (bound_check.cpp). Found nowhere, the bound is known (nothing was issued);
 // found, it is unknown, and make_durable refuses every ID until an operator
@@ -67,6 +71,7 @@
 // node's data here; from 1.8 its snowflake_dump_bound rows bring the old
 // node's bound (carrier.cpp).
 #include "bound_check.hpp"
+#include "bound_register.hpp"
 #include "../boundary.hpp"
 #include "durable.hpp"
 #include "../node.hpp"
@@ -95,6 +100,16 @@ namespace snowflake::pg {
 
 namespace {
 
+// What to give when the bound is unknown after a start without a readable
+// state file: safe to the letter whatever happened (a file removed, damaged,
+// or a copy or pg_upgrade without it), this data directory's own state file
+// never being an answer (snowflake_restore_bound refuses it).
+constexpr char kGiveBoundHint[] =
+    "if this data directory was copied or upgraded from another, SELECT "
+    "snowflake_restore_bound('/path/to/that/data/directory'); else give a time later than the "
+    "last ID it may have issued, SELECT snowflake_set_bound('...'), or, if it never issued IDs, "
+    "SELECT snowflake_set_bound(now())";
+
 // require_known_bound() waits while the check moves on at least this often.
 constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
 constexpr long kCheckPollMs = 50;
@@ -113,14 +128,14 @@ void refuse_unchecked() {
   ereport(ERROR,
           (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
            errmsg("snowflake cannot check whether this data directory has issued IDs"),
-           errdetail("pg_snowflake/state was missing when the server started, and the check of "
-                     "the databases runs in the snowflake registry worker, which could not be "
-                     "registered: max_worker_processes = %d leaves it no slot.",
-                     max_worker_processes),
+           errdetail("pg_snowflake/state %s when the server started, this data directory's "
+                     "replication origin \"snowflake_bound\" has no state to give the bound, "
+                     "and the check of the databases runs in the snowflake registry worker, which "
+                     "could not be registered: max_worker_processes = %d leaves it no slot.",
+                     shared_node->state_file_problem, max_worker_processes),
            errhint("Raise max_worker_processes by 1 and restart the server; or, as a superuser, "
-                   "give the bound: SELECT snowflake_set_bound(now()) if this data directory "
-                   "never issued IDs, else SELECT "
-                   "snowflake_restore_bound('/path/to/old/data').")));
+                   "%s.",
+                   kGiveBoundHint)));
 }
 
 // Whether every member of `extension` was made by the current transaction:
@@ -202,7 +217,13 @@ BoundState bound_state() {
 }
 
 void require_known_bound() {
-  if (bound_state() == BoundState::kChecking && !registry_worker_registered()) refuse_unchecked();
+  if (bound_state() == BoundState::kChecking && !registry_worker_registered()) {
+    // Without the registry worker no check runs: the backend consults the
+    // replication origin itself.
+    consult_register_connected(true);
+    if (bound_state() == BoundState::kKnown) return;
+    refuse_unchecked();
+  }
   // Waits as long as the check moves on.
   uint32_t progress = bound_check_progress();
   TimestampTz moved_at = GetCurrentTimestamp();
@@ -226,19 +247,21 @@ void require_known_bound() {
       LWLockAcquire(shared_node->durable_lock, LW_SHARED);
       const char* at = pstrdup(shared_node->bound_check.asked_name);
       LWLockRelease(shared_node->durable_lock);
-      ereport(ERROR,
-              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-               errmsg("snowflake is still checking whether this data directory has issued IDs"),
-               errdetail("pg_snowflake/state was missing when the server started, so the "
-                         "snowflake registry worker looks for the extension in every database "
-                         "before the first ID; it has not moved on for %lld s%s%s%s.",
-                         static_cast<long long>(kCheckStallMs / 1000),
-                         at[0] != '\0' ? " from database \"" : "", at, at[0] != '\0' ? "\"" : ""),
-               errhint("A lock held on that database (ALTER DATABASE, a CREATE DATABASE using it "
-                       "as template) delays the check until it is released; the server log "
-                       "says what the check waits for and when it ends. Or, as a superuser, "
-                       "give the bound: SELECT snowflake_set_bound(now()) if this data "
-                       "directory never issued IDs.")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("snowflake is still checking whether this data directory has issued IDs"),
+           errdetail("pg_snowflake/state %s when the server started, and no replication "
+                     "origin gave the bound, so the snowflake registry worker looks for the "
+                     "extension in every database before the first ID; it has not moved on "
+                     "for %lld s%s%s%s.",
+                     shared_node->state_file_problem, static_cast<long long>(kCheckStallMs / 1000),
+                     at[0] != '\0' ? " from database \"" : "", at, at[0] != '\0' ? "\"" : ""),
+           errhint("A lock held on that database (ALTER DATABASE, a CREATE DATABASE using it "
+                   "as template) delays the check until it is released; the server log "
+                   "says what the check waits for and when it ends. Or, as a superuser, "
+                   "give the bound: SELECT snowflake_set_bound(now()) if this data "
+                   "directory never issued IDs.")));
       break;
     }
     case BoundState::kUnknown: {
@@ -248,14 +271,21 @@ void require_known_bound() {
       // After pg_upgrade an extension keeps its version until ALTER EXTENSION
       // UPDATE, and versions before 1.4 lack the two functions.
       const char* first = has_bound_functions() ? "" : "ALTER EXTENSION snowflake UPDATE, then ";
-      ereport(ERROR,
-              (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-               errmsg("the bound above this node's earlier snowflake IDs is unknown"),
-               errdetail("%s; IDs issued before could be issued again.", capitalized(why)),
-               errhint("As a superuser, run %sSELECT snowflake_restore_bound('/path/to/old/data') "
-                       "with the data directory this one came from, or, if it never issued "
-                       "IDs, SELECT snowflake_set_bound(now()).",
-                       first)));
+      // After a start without a readable state file, no data directory it
+      // "came from" need exist (a file removed or damaged here): the hint
+      // that is safe for every case. pg_upgrade's marks name the old data
+      // directory's state file, which the classic hint asks for.
+      const bool unread = shared_node->state_file_problem[0] != '\0' &&
+                          strstr(why, "made by pg_upgrade") == nullptr;
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("the bound above this node's earlier snowflake IDs is unknown"),
+                      errdetail("%s; IDs issued before could be issued again.", capitalized(why)),
+                      unread ? errhint("As a superuser, %s%s.", first, kGiveBoundHint)
+                             : errhint("As a superuser, run %sSELECT "
+                                       "snowflake_restore_bound('/path/to/old/data') with the data "
+                                       "directory this one came from, or, if it never issued IDs, "
+                                       "SELECT snowflake_set_bound(now()).",
+                                       first)));
       break;
     }
   }
@@ -279,11 +309,13 @@ void conclude_bound_check(const char* found) {
   const BoundState state = bound_state();
   if (state != BoundState::kChecking) return;
   if (bound::after_check(state, found != nullptr) == BoundState::kUnknown) {
-    mark_bound_unknown(
-        "the snowflake extension is in database %s, yet pg_snowflake/state was "
-        "missing when the server started: this data directory was made by "
-        "pg_upgrade, or restored or copied without pg_snowflake/",
-        found, WARNING);
+    // The real reason, in the mark (which outlasts restarts).
+    char clause[kUnknownMarkMax];
+    snprintf(clause, sizeof(clause),
+             "the snowflake extension is in database %%s, yet pg_snowflake/state %s at start "
+             "and no replication origin gave the bound",
+             shared_node->state_file_problem);
+    mark_bound_unknown(clause, found, WARNING);
     return;
   }
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
@@ -308,6 +340,7 @@ void note_extension_created(Oid extension) {
           "this data directory was made by pg_upgrade, which brought the snowflake "
           "extension in database %s",
           quoted_database(), ERROR);
+      clear_register();
       return;
     case bound::Creation::kNothing:
       return;
@@ -360,6 +393,7 @@ void install_bound_origin_hooks() {
         "this data directory was made by pg_upgrade, which loaded the snowflake "
         "library in database %s",
         quoted_database(), ERROR);
+    clear_register();
   }
 }
 

@@ -35,10 +35,10 @@ struct BoundRecord {
 // recycles its WAL, a standby restarted before promotion would start from an
 // older bound. So a hot standby keeps answering queries while its replay
 // waits, says so in the log, and goes on by itself once the write succeeds.
-void write_replayed_bound(int64_t until, XLogRecPtr at) {
+void write_replayed_bound(int64_t until, int64_t durable, XLogRecPtr at) {
   constexpr long kRetryMs = 1000;
   for (int attempt = 0;; attempt++) {
-    if (write_state_file(until, attempt == 0 ? WARNING : DEBUG1)) {
+    if (write_state_file(until, durable, attempt == 0 ? WARNING : DEBUG1)) {
       if (attempt > 0)
         ereport(LOG, (errmsg("snowflake: wrote pg_snowflake/state; WAL replay goes on")));
       return;
@@ -84,13 +84,15 @@ void redo(XLogReaderState* record) {
   const int64_t until = settings.layout.timestamp_bound(bound_record.id_bound);
   node_generator()->restore(until);
   const bound::Replay replay = bound::at_replay(
-      {shared_node->written_until, shared_node->state_file_written}, bound_state(), until);
+      {shared_node->written_until, shared_node->state_file_written, shared_node->written_durable},
+      bound_state(), until);
   if (replay.write_state_file) {
     // Kept in the state file too, so a standby that restarts before its
     // promotion does not depend on WAL it has already recycled.
-    write_replayed_bound(replay.written.until, record->ReadRecPtr);
+    write_replayed_bound(replay.written.until, replay.written.durable, record->ReadRecPtr);
     if (replay.remove_vouches) remove_vouches(WARNING);
     shared_node->written_until = replay.written.until;
+    shared_node->written_durable = replay.written.durable;
     shared_node->state_file_written = replay.written.state_file;
   }
   // The primary knew its bound when it wrote the record, and so does this

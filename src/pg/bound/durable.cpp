@@ -10,7 +10,10 @@
 // a later bound (the candidate's unit plus the generator's durable interval:
 // kDurableIntervalMs, at least four units) as a WAL
 // record of our custom resource manager, flushes it, writes it to the state
-// file pg_snowflake/state (fsync, durable rename) and releases the lock. When
+// file pg_snowflake/state (fsync, durable rename) and releases the lock;
+// before the record it raises the replication origin that keeps a second
+// copy of the bound, which the same flush makes durable (bound_register.cpp:
+// what tells a state file older than its data directory). When
 // synchronous_standby_names is set, it then waits until the synchronous
 // standbys have flushed the record, whatever the session's synchronous_commit
 // (a session may lower that for its own commits, but a bound serves every
@@ -30,9 +33,10 @@
 //   backend raises the bound early (half an interval before it is reached, if
 //   the lock is free) so the others rarely wait for it.
 // A clean shutdown writes the exact bound (the unit after the last ID)
-// instead, so a quick restart does not start ahead of the clock. WAL and the
-// file hold the bound as an ID (Layout::id_bound), which stays true if the
-// layout or the epoch changes.
+// instead, so a quick restart does not start ahead of the clock; the file
+// records the durable bound in force beside it. WAL and the file hold the
+// bound as an ID (Layout::id_bound), which stays true if the layout or the
+// epoch changes.
 //
 // Where the bound comes from when the state file is missing:
 // bound_origin.cpp. The decisions (the exact bound, what a start concludes
@@ -43,6 +47,7 @@
 #include <algorithm>
 
 #include "../../core/clock.hpp"
+#include "bound_register.hpp"
 #include "bound_wal.hpp"
 #include "../compat.hpp"
 #include "../counters.hpp"
@@ -65,7 +70,12 @@ void save_exact_bound(int code, Datum) {
   const int64_t exact =
       bound::exact_at_shutdown(settings.layout, shared_node->generator.last_id.load(),
                                shared_node->generator.durable_until.load());
-  if (exact != 0) write_state_file(exact, LOG);
+  if (exact != 0) write_state_file(exact, shared_node->written_durable, LOG);
+}
+
+bound::Written written() {
+  return {shared_node->written_until, shared_node->state_file_written,
+          shared_node->written_durable};
 }
 
 // Whether WAL up to `lsn` is flushed on the synchronous standbys, or none
@@ -113,17 +123,39 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until, int64_t starte
                    "synchronous_standby_names and reload.")));
 }
 
-// Makes `until` the durable bound: its WAL record, flushed, then the state
-// file. The caller holds durable_lock exclusively; an error leaves the old
+// Makes `until` (or a later bound, bound::to_write) the durable bound: the
+// replication origin raised (`origin`, if it has a state), its WAL record
+// and the bound's, flushed together, then the state file. The caller holds
+// durable_lock exclusively (and the origin's locks); an error leaves the old
 // bound in force. Returns the record's position, for the standbys' wait.
-XLogRecPtr write_bound(int64_t until) {
+XLogRecPtr write_bound(int64_t until, RepOriginId origin) {
+  until = bound::to_write(until, written());
+  raise_register(origin, until);
   const XLogRecPtr lsn = log_bound(until);
-  write_state_file(until, ERROR);
+  write_state_file(until, until, ERROR);
   if (!shared_node->state_file_written) remove_vouches(WARNING);
   shared_node->written_until = until;
+  shared_node->written_durable = until;
   shared_node->written_lsn = lsn;
   shared_node->state_file_written = true;
   return lsn;
+}
+
+// The start's message about a state file it could not read (a missing one is
+// said once the check of the databases concludes, if it must be).
+void report_unread(const StateFileRead& file) {
+  if (file.unread == bound::Unread::kMissing) return;
+  ereport(WARNING,
+          (file.unread == bound::Unread::kDamaged ? errcode(ERRCODE_DATA_CORRUPTED)
+                                                  : errcode(ERRCODE_IO_ERROR),
+           errmsg("snowflake: pg_snowflake/state %s", file.problem),
+           errdetail("It holds the bound above every ID this data directory has issued. Until "
+                     "the bound is known again snowflake_nextval() waits: once recovery ends "
+                     "the node takes it from its replication origin \"snowflake_bound\" if "
+                     "that has a state, else it checks its databases for the extension."),
+           errhint("Do not put back a copy of the file from a backup or a standby: it would be "
+                   "older than this data directory. The server log says next where the bound "
+                   "came from, or what to give.")));
 }
 
 }  // namespace
@@ -131,18 +163,39 @@ XLogRecPtr write_bound(int64_t until) {
 // What the start concludes from pg_snowflake/ is bound::at_start's.
 void restore_durable_bound() {
   bound::OnDisk disk;
-  uint64_t writer = 0;
-  disk.state_file = read_state_file(&disk.state_until, &writer);
+  const StateFileRead file = read_state_file();
+  shared_node->register_origin = file.origin_id;
+  const uint64_t writer = file.system_identifier;
+  disk.state_file = file.read;
+  disk.state_until = file.until;
+  disk.state_durable = file.durable;
+  disk.state_unread = file.unread;
   disk.state_writer = bound::writer_of(writer, GetSystemIdentifier());
+  if (!file.read && !IsBinaryUpgrade) report_unread(file);
+  strlcpy(shared_node->state_file_problem, file.read ? "" : file.problem,
+          sizeof(shared_node->state_file_problem));
   // Not in pg_upgrade's own server: the data it brings comes after.
   disk.given = !IsBinaryUpgrade && read_given_state_file(&disk.given_until);
   char why[sizeof(shared_node->bound_unknown_why)];
   disk.marks = read_unknown_marks(why, sizeof(why));
-  const bound::Start start = bound::at_start(disk);
+  bound::Start start = bound::at_start(disk);
+  // An older state file put back, told before recovery from the origin's
+  // last checkpoint (bound_register.cpp; the bound records after it raise
+  // the file in redo). The consult after recovery tells the rest.
+  int64_t checkpointed = 0;
+  if (start.state == bound::State::kKnown && !IsBinaryUpgrade &&
+      checkpointed_register_bound(file.origin_id, &checkpointed)) {
+    const bound::FromOrigin from = bound::at_origin(start.state, start.written, true, checkpointed);
+    if (from.finding == bound::Finding::kStateFileOlder &&
+        write_state_file(from.written.until, from.written.durable, LOG)) {
+      report_state_file_older(bound::origin_value(start.written), from.written.until);
+      start.written = from.written;
+    }
+  }
   if (start.take_given) {
     // A bound given for data from another data directory (bound_origin.cpp,
     // "Unknown stays unknown"): the state file's from now on.
-    if (write_state_file(start.written.until, LOG)) {
+    if (write_state_file(start.written.until, start.written.durable, LOG)) {
       remove_unknown_marks(LOG);
       remove_given_state_file(LOG);
     }
@@ -150,6 +203,7 @@ void restore_durable_bound() {
                          "data directory this one was upgraded from")));
   }
   shared_node->written_until = start.written.until;
+  shared_node->written_durable = start.written.durable;
   shared_node->state_file_written = start.written.state_file;
   node_generator()->restore(start.written.until);
   if (start.remove_vouches) remove_vouches(LOG);
@@ -176,11 +230,12 @@ void restore_durable_bound() {
                    "the data directory this one came from, or, if it never issued IDs, "
                    "SELECT snowflake_set_bound(now()).")));
     }
-  } else if (start.reason == bound::Reason::kStateFileMissing && !IsBinaryUpgrade &&
+  } else if (start.state == bound::State::kChecking && !IsBinaryUpgrade &&
              !registry_worker_registered()) {
     ereport(WARNING,
-            (errmsg("snowflake: pg_snowflake/state is missing, and the check of the databases "
-                    "cannot run: the snowflake registry worker could not be registered"),
+            (errmsg("snowflake: pg_snowflake/state %s, and the check of the databases cannot "
+                    "run: the snowflake registry worker could not be registered",
+                    file.problem),
              errdetail("max_worker_processes = %d leaves it no slot; snowflake_nextval() refuses "
                        "until the bound is known.",
                        max_worker_processes),
@@ -192,10 +247,18 @@ void restore_durable_bound() {
 }
 
 int64_t adopt_bound(int64_t until) {
+  const RegisterLock lock = lock_register(true);
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
-  until = bound::adopted(until, {shared_node->written_until, shared_node->state_file_written});
-  const XLogRecPtr lsn = write_bound(until);
+  consult_register(lock.origin);
+  // Never below what the origin holds: this data directory's own IDs (marks
+  // kept the start from taking it: bound::at_origin).
+  int64_t origin_until = 0;
+  if (!register_bound(lock.origin, &origin_until)) origin_until = 0;
+  until = bound::adopted(std::max(until, origin_until), written());
+  const XLogRecPtr lsn = write_bound(until, lock.origin);
+  until = shared_node->written_until;
   LWLockRelease(shared_node->durable_lock);
+  unlock_register(lock);
   wait_for_synchronous_standbys(lsn, until);
   node_generator()->restore(until);
   LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
@@ -217,17 +280,31 @@ void make_durable(int64_t timestamp, bool wait) {
     if (!wait) return;
     require_known_bound();
   }
+  // The replication origin's locks before durable_lock, and only when a bound
+  // may be written (written_until and origin_consulted only ever go one way,
+  // so a look without the lock that finds nothing to write is final).
+  RegisterLock lock;
+  if (generator->durable_bound_near(shared_node->written_until, timestamp) ||
+      !shared_node->origin_consulted) {
+    lock = lock_register(wait);
+    if (lock.busy) return;
+  }
   if (wait) {
     LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
   } else if (!LWLockConditionalAcquire(shared_node->durable_lock, LW_EXCLUSIVE)) {
+    unlock_register(lock);
     return;
   }
+  // Before the first ID of this start: is the state file older than the data
+  // directory? (bound_register.cpp)
+  if (unlikely(!shared_node->origin_consulted)) consult_register(lock.origin);
   if (generator->durable_bound_near(shared_node->written_until, timestamp)) {
-    (void)write_bound(generator->durable_until_after(timestamp));
+    (void)write_bound(generator->durable_until_after(timestamp), lock.origin);
   }
   const int64_t until = shared_node->written_until;
   const XLogRecPtr lsn = shared_node->written_lsn;
   LWLockRelease(shared_node->durable_lock);
+  unlock_register(lock);
 
   // An early raise (the caller already holds its IDs) does not wait: a later
   // call publishes the bound once the standbys have it.

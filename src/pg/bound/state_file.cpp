@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include <sys/stat.h>
+
+#include "../node_memory.hpp"
 #include "../settings.hpp"
 
 namespace snowflake::pg {
@@ -21,11 +24,17 @@ constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
 constexpr char kGivenPath[] = "pg_snowflake/given";
 constexpr char kUnknownPath[] = "pg_snowflake/unknown";
 constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
-// Version 2 (1.7) records the system identifier of the cluster that wrote
-// the file, so that a start can tell another system's file from its own
-// (core/bound.hpp); version 1 (1.6 and earlier) does not, is still read, and
-// is rewritten as version 2 at the next write.
-constexpr uint32 kStateVersion = 2;
+// Version 3 (1.8) records the durable bound in force when the file was
+// written beside the bound the generator restores (they differ only in the
+// exact bound of a clean shutdown), and the id of the replication origin that
+// holds the durable bound too (bound_register.cpp), so that a start can tell
+// a file older than its data directory from its own. Version 2 (1.7) records the system
+// identifier of the cluster that wrote the file, so that a start can tell
+// another system's file from its own (core/bound.hpp); version 1 (1.6 and
+// earlier) does not. Both are still read (their bound as the durable one
+// too), and rewritten as version 3 at the next write.
+constexpr uint32 kStateVersion = 3;
+constexpr uint32 kStateVersionWithSystem = 2;
 constexpr uint32 kStateVersionWithoutSystem = 1;
 
 struct StateFileV1 {
@@ -37,15 +46,28 @@ struct StateFileV1 {
   pg_crc32c crc;  // of everything above
 };
 
-struct StateFile {
+struct StateFileV2 {
   uint32 magic;
   uint32 version;
   uint64_t id_bound;
   int64_t epoch_ms;
   int32 bits[4];               // timestamp, datacenter, worker, sequence
-  uint64_t system_identifier;  // of the writer; 0 when read from version 1
+  uint64_t system_identifier;  // of the writer
   pg_crc32c crc;               // of everything above
 };
+
+struct StateFile {
+  uint32 magic;
+  uint32 version;
+  uint64_t id_bound;  // the generator restores this
+  int64_t epoch_ms;
+  int32 bits[4];               // timestamp, datacenter, worker, sequence
+  uint64_t system_identifier;  // of the writer; 0 when read from version 1
+  uint64_t durable_id_bound;   // the durable bound in force; id_bound when read from 1 or 2
+  uint16 origin_id;            // the replication origin of the bound (0: none known)
+  pg_crc32c crc;               // of everything above
+};
+static_assert(sizeof(StateFile) == 64, "the state file of version 3 has 64 bytes");
 
 template <typename File>
 pg_crc32c state_crc(const File& file) {
@@ -56,50 +78,96 @@ pg_crc32c state_crc(const File& file) {
   return crc;
 }
 
-// `file` as read from `got` bytes at `bytes`: a version 2 file, or a version 1
-// file (no system identifier); false if it is neither.
-bool parse_state(const char* bytes, ssize_t got, StateFile* file) {
-  if (got == static_cast<ssize_t>(sizeof(StateFile))) {
-    memcpy(file, bytes, sizeof(*file));
-    return file->magic == kStateMagic && file->version == kStateVersion &&
-           file->crc == state_crc(*file);
-  }
-  if (got != static_cast<ssize_t>(sizeof(StateFileV1))) return false;
-  StateFileV1 old;
-  memcpy(&old, bytes, sizeof(old));
-  if (old.magic != kStateMagic || old.version != kStateVersionWithoutSystem ||
-      old.crc != state_crc(old))
-    return false;
-  memset(file, 0, sizeof(*file));
-  file->magic = old.magic;
-  file->version = old.version;
-  file->id_bound = old.id_bound;
-  file->epoch_ms = old.epoch_ms;
-  memcpy(file->bits, old.bits, sizeof(file->bits));
-  file->system_identifier = 0;
-  return true;
+// Why `got` bytes are not a state file of `version` (`crc_matches`), in the
+// words of StateFileRead::problem.
+void damaged(char* problem, size_t size, ssize_t got, bool known_size, uint32 magic, uint32 version,
+             bool crc_matches) {
+  if (!known_size)
+    snprintf(problem, size, "was damaged (%zd bytes, where a state file has %zu, %zu or %zu)", got,
+             sizeof(StateFileV1), sizeof(StateFileV2), sizeof(StateFile));
+  else if (magic != kStateMagic)
+    snprintf(problem, size, "was damaged (not a snowflake state file: magic number %08x)", magic);
+  else if (!crc_matches)
+    snprintf(problem, size, "was damaged (version %u, %zd bytes, its checksum did not match)",
+             version, got);
+  else
+    snprintf(problem, size, "was damaged (version %u is not one of %zd bytes)", version, got);
 }
 
-// Reads the state file at `path` into `file`; false if there is none. A file
-// that is not one (another size, magic or version, a wrong checksum) is an
-// error.
-bool read_state(const char* path, StateFile* file) {
+// `file` as read from `got` bytes at `bytes`: a version 3, 2 or 1 file;
+// false (and why in `problem`) if it is none.
+bool parse_state(const char* bytes, ssize_t got, StateFile* file, char* problem, size_t size) {
+  uint32 head[2] = {0, 0};
+  if (got >= static_cast<ssize_t>(sizeof(head))) memcpy(head, bytes, sizeof(head));
+  memset(file, 0, sizeof(*file));
+  bool crc_matches = false;
+  if (got == static_cast<ssize_t>(sizeof(StateFile))) {
+    memcpy(file, bytes, sizeof(*file));
+    crc_matches = file->crc == state_crc(*file);
+    if (file->magic == kStateMagic && file->version == kStateVersion && crc_matches) return true;
+  } else if (got == static_cast<ssize_t>(sizeof(StateFileV2))) {
+    StateFileV2 old;
+    memcpy(&old, bytes, sizeof(old));
+    crc_matches = old.crc == state_crc(old);
+    if (old.magic == kStateMagic && old.version == kStateVersionWithSystem && crc_matches) {
+      file->system_identifier = old.system_identifier;
+      file->id_bound = file->durable_id_bound = old.id_bound;
+      file->epoch_ms = old.epoch_ms;
+      memcpy(file->bits, old.bits, sizeof(file->bits));
+      file->magic = old.magic;
+      file->version = old.version;
+      return true;
+    }
+  } else if (got == static_cast<ssize_t>(sizeof(StateFileV1))) {
+    StateFileV1 old;
+    memcpy(&old, bytes, sizeof(old));
+    crc_matches = old.crc == state_crc(old);
+    if (old.magic == kStateMagic && old.version == kStateVersionWithoutSystem && crc_matches) {
+      file->id_bound = file->durable_id_bound = old.id_bound;
+      file->epoch_ms = old.epoch_ms;
+      memcpy(file->bits, old.bits, sizeof(file->bits));
+      file->magic = old.magic;
+      file->version = old.version;
+      return true;
+    }
+  } else {
+    damaged(problem, size, got, false, 0, 0, false);
+    return false;
+  }
+  damaged(problem, size, got, true, head[0], head[1], crc_matches);
+  return false;
+}
+
+// Reads the state file at `path` into `file`. Never raises: a missing file,
+// one that is not a state file (another size, magic or version, a wrong
+// checksum) and one that cannot be opened or read are told apart in `why`
+// and in words in `problem` (errno kept for the caller's %m).
+bool read_state(const char* path, StateFile* file, bound::Unread* why, char* problem, size_t size) {
   const int fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
   if (fd < 0) {
-    if (errno == ENOENT) return false;
-    ereport(ERROR, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", path)));
+    const int open_errno = errno;
+    *why = open_errno == ENOENT ? bound::Unread::kMissing : bound::Unread::kUnreadable;
+    if (open_errno == ENOENT)
+      strlcpy(problem, "was missing", size);
+    else
+      snprintf(problem, size, "could not be opened (%s)", strerror(open_errno));
+    errno = open_errno;
+    return false;
   }
   // One byte more than the largest version, to see a longer file.
   char bytes[sizeof(StateFile) + 1];
   const ssize_t got = read(fd, bytes, sizeof(bytes));
+  const int read_errno = errno;
   CloseTransientFile(fd);
-  if (!parse_state(bytes, got, file)) {
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-                    errmsg("snowflake state file \"%s\" is corrupt", path),
-                    errdetail("It holds the bound above every ID its node has issued; without it a "
-                              "clock set back could make the node issue an ID again."),
-                    errhint("Restore the file from a backup of its node, or give the bound with "
-                            "snowflake_set_bound() (README, \"Upgrading PostgreSQL\").")));
+  if (got < 0) {
+    *why = bound::Unread::kUnreadable;
+    snprintf(problem, size, "could not be read (%s)", strerror(read_errno));
+    errno = read_errno;
+    return false;
+  }
+  if (!parse_state(bytes, got, file, problem, size)) {
+    *why = bound::Unread::kDamaged;
+    return false;
   }
   return true;
 }
@@ -151,22 +219,24 @@ void remove_file(const char* path, int elevel) {
 
 }  // namespace
 
-// Writes the bound `until` to the state file durably: a complete new file,
-// fsynced, then renamed over the old one. Raises `elevel` on failure, and
-// returns whether it succeeded.
-bool write_state_file(int64_t until, int elevel) {
+// Writes the bound `until` (and the durable bound in force) to the state
+// file durably: a complete new file, fsynced, then renamed over the old one.
+// Raises `elevel` on failure, and returns whether it succeeded.
+bool write_state_file(int64_t until, int64_t durable, int elevel) {
   const Layout& layout = settings.layout;
   StateFile file;
   memset(&file, 0, sizeof(file));
   file.magic = kStateMagic;
   file.version = kStateVersion;
   file.id_bound = layout.id_bound(until);
+  file.durable_id_bound = layout.id_bound(std::max(until, durable));
   file.epoch_ms = layout.epoch_ms();
   file.bits[0] = layout.timestamp_bits();
   file.bits[1] = layout.datacenter_bits();
   file.bits[2] = layout.worker_bits();
   file.bits[3] = layout.sequence_bits();
   file.system_identifier = GetSystemIdentifier();
+  file.origin_id = shared_node != nullptr ? shared_node->register_origin : 0;
   file.crc = state_crc(file);
 
   // (durable_rename below fsyncs the directory itself, not its parent.)
@@ -190,26 +260,54 @@ bool write_state_file(int64_t until, int elevel) {
              errmsg("could not %s file \"%s\": %m", written ? "fsync" : "write", kStateTempPath)));
     return false;
   }
+  // durable_rename() opens the file it replaces to fsync it first: one the
+  // server may not open (chmod 000) would fail every write. It is replaced
+  // anyway, and a crash in between leaves no state file, which the next
+  // start treats as missing.
+  if (access(kStatePath, W_OK) != 0 && errno == EACCES && unlink(kStatePath) != 0) {
+    ereport(elevel,
+            (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", kStatePath)));
+    return false;
+  }
   return durable_rename(kStateTempPath, kStatePath, elevel) == 0;
 }
 
-// The bound in this data directory's state file; false if there is none.
-bool read_state_file(int64_t* until, uint64_t* system_identifier) {
+StateFileRead read_state_file() {
+  StateFileRead result;
   StateFile file;
-  if (!read_state(kStatePath, &file)) return false;
-  *system_identifier = file.system_identifier;
+  result.read =
+      read_state(kStatePath, &file, &result.unread, result.problem, sizeof(result.problem));
+  if (!result.read) return result;
+  result.system_identifier = file.system_identifier;
+  result.origin_id = file.origin_id;
   // Another system's layout says nothing of this one's: no warning.
-  *until = file.system_identifier == 0 || file.system_identifier == GetSystemIdentifier()
-               ? bound_of(file)
-               : 0;
-  return true;
+  if (file.system_identifier == 0 || file.system_identifier == GetSystemIdentifier()) {
+    result.until = bound_of(file);
+    result.durable = settings.layout.timestamp_bound(file.durable_id_bound);
+  }
+  return result;
 }
 
 bool read_given_state_file(int64_t* until) {
   StateFile file;
-  if (!read_state(kGivenPath, &file)) return false;
-  *until = bound_of(file);
-  return true;
+  bound::Unread why;
+  char problem[128];
+  if (read_state(kGivenPath, &file, &why, problem, sizeof(problem))) {
+    *until = bound_of(file);
+    return true;
+  }
+  if (why == bound::Unread::kMissing) return false;
+  ereport(WARNING,
+          (errcode(ERRCODE_DATA_CORRUPTED),
+           errmsg("snowflake: pg_snowflake/given %s; its bound is not taken", problem),
+           errdetail("It is the state file of the data directory this one was upgraded from, "
+                     "which Debian's pg_upgradecluster hook placed; without it the bound above "
+                     "that directory's IDs comes from its own state file, given by an operator "
+                     "when snowflake_nextval() asks for it."),
+           errhint("Remove pg_snowflake/given. If snowflake_nextval() then refuses, as a "
+                   "superuser SELECT snowflake_restore_bound('/path/to/old/data') with the "
+                   "data directory this one was upgraded from.")));
+  return false;
 }
 
 void remove_given_state_file(int elevel) {
@@ -227,6 +325,7 @@ bool append_unknown_mark(const char* clause, const char* databases, int elevel) 
   char line[kUnknownMarkMax];
   const int length = snprintf(line, sizeof(line), "%s\t%s\n", clause, databases);
   const size_t wanted = std::min(static_cast<size_t>(length), sizeof(line) - 1);
+  line[wanted - 1] = '\n';  // cut short, a mark still ends its line
   errno = 0;
   const bool written = write(fd, line, wanted) == static_cast<ssize_t>(wanted);
   if (!written && errno == 0) errno = ENOSPC;
@@ -300,16 +399,48 @@ void remove_unknown_marks(int elevel) {
 }
 
 uint64_t read_other_state_file(const char* data_directory) {
+  // This server's own state file is the one whose bound is in question: a
+  // copy of it that an operator put back is older than this data directory.
+  struct stat own, named;
+  if (stat(".", &own) == 0 && stat(data_directory, &named) == 0 && own.st_dev == named.st_dev &&
+      own.st_ino == named.st_ino) {
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("\"%s\" is this server's own data directory", data_directory),
+             errdetail("snowflake_restore_bound() takes the bound of another data directory, the "
+                       "one this one was upgraded or copied from; this server's own "
+                       "pg_snowflake/state cannot vouch for its data."),
+             errhint("Name the data directory this one was upgraded or copied from, if it was; "
+                     "else give a time later than the last ID this node may have issued: "
+                     "SELECT snowflake_set_bound('...').")));
+  }
   char path[MAXPGPATH];
   snprintf(path, sizeof(path), "%s/%s", data_directory, kStatePath);
   StateFile file;
-  if (!read_state(path, &file)) {
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FILE),
-                    errmsg("there is no snowflake state file \"%s\"", path),
-                    errdetail("A data directory has one once it has issued a snowflake ID, or once "
-                              "CREATE EXTENSION snowflake ran in it with the library preloaded."),
-                    errhint("Name the data directory this one was upgraded or copied from. If that "
-                            "one never issued IDs either, SELECT snowflake_set_bound(now()).")));
+  bound::Unread why;
+  char problem[128];
+  if (!read_state(path, &file, &why, problem, sizeof(problem))) {
+    if (why == bound::Unread::kMissing) {
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_UNDEFINED_FILE), errmsg("there is no snowflake state file \"%s\"", path),
+           errdetail("A data directory has one once it has issued a snowflake ID, or once "
+                     "CREATE EXTENSION snowflake ran in it with the library preloaded."),
+           errhint("Name the data directory this one was upgraded or copied from. If that "
+                   "one never issued IDs either, SELECT snowflake_set_bound(now()).")));
+    }
+    ereport(ERROR,
+            (why == bound::Unread::kDamaged ? errcode(ERRCODE_DATA_CORRUPTED)
+                                            : errcode_for_file_access(),
+             errmsg("snowflake state file \"%s\" %s", path, problem),
+             errdetail("Its bound cannot be taken; a copy of it from a backup would be older "
+                       "than that data directory, and could be below its IDs."),
+             why == bound::Unread::kDamaged
+                 ? errhint("Give a time later than the last ID either data directory may have "
+                           "issued: SELECT snowflake_set_bound('...').")
+                 : errhint("Make the file readable by the server's operating system user, or "
+                           "give a time later than the last ID either data directory may have "
+                           "issued: SELECT snowflake_set_bound('...').")));
   }
   // Its own bound unknown, its state file does not cover its data either.
   snprintf(path, sizeof(path), "%s/%s", data_directory, kUnknownPath);

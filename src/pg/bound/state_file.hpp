@@ -6,28 +6,48 @@
 
 #include <cstdint>
 
+#include "../../core/bound.hpp"
 #include "../postgres.hpp"
 
 namespace snowflake::pg {
 
-// Writes the bound `until` to pg_snowflake/state durably: a complete new
-// file, fsynced, then renamed over the old one. Raises `elevel` on failure,
-// and returns whether it succeeded.
-bool write_state_file(int64_t until, int elevel);
+// Writes the bound `until` to pg_snowflake/state durably, with the durable
+// bound in force `durable` (at least `until`; above it in the exact bound of
+// a clean shutdown) and the id of the replication origin of the bound as last
+// looked up (SharedNode::register_origin): a complete new file, fsynced, then renamed over the old
+// one (an old one the server may not open is removed first). Raises `elevel`
+// on failure, and returns whether it succeeded.
+bool write_state_file(int64_t until, int64_t durable, int elevel);
 
-// The bound in this data directory's state file (warning if the layout
-// changed since it was written), and the system identifier of the cluster
-// that wrote it (0 for a file of 1.6 or earlier, which does not record it);
-// false if there is none. The file is written with this cluster's
-// GetSystemIdentifier() (version 2); another system's file is read but its
-// bound is not this directory's (core/bound.hpp decides, `until` is then 0).
-bool read_state_file(int64_t* until, uint64_t* system_identifier);
+// A state file as read: its bound and the durable bound it records (version
+// 3; a file of version 1 or 2 records its bound as both), and the system
+// identifier of the cluster that wrote it (0 for version 1, which does not
+// record it). Without `read`, `unread` says why and `problem` says it in
+// words ("was damaged (0 bytes, where a state file has 48, 56 or 64)"),
+// read from the beginning of "pg_snowflake/state ... when the server
+// started".
+struct StateFileRead {
+  bool read = false;
+  int64_t until = 0;
+  int64_t durable = 0;
+  uint64_t system_identifier = 0;
+  uint16 origin_id = 0;  // the replication origin of the bound it names (version 3)
+  bound::Unread unread = bound::Unread::kMissing;
+  char problem[128] = "was missing";
+};
+
+// This data directory's state file (warning if the layout changed since it
+// was written). It is written with this cluster's GetSystemIdentifier();
+// another system's file is read but its bound is not this directory's
+// (core/bound.hpp decides; `until` and `durable` are then 0). Never raises.
+StateFileRead read_state_file();
 
 // Whether this data directory has a state file.
 bool state_file_exists();
 
 // The ID bound in the state file of another data directory (one this one was
-// upgraded or copied from), or an error saying why there is none.
+// upgraded or copied from), or an error saying why there is none; this
+// server's own data directory is refused.
 uint64_t read_other_state_file(const char* data_directory);
 
 // Records durably that `extension` in `database` was created while the
@@ -62,7 +82,7 @@ void remove_unknown_marks(int elevel);
 // The bound given for data that came from another data directory:
 // pg_snowflake/given, a copy of that directory's state file, which Debian's
 // pg_upgradecluster hook places before pg_upgrade runs. False if there is
-// none.
+// none, or (with a WARNING saying why and what to do) if it cannot be read.
 bool read_given_state_file(int64_t* until);
 
 // Removes pg_snowflake/given once its bound is in the state file.

@@ -57,6 +57,7 @@
 #include "../../core/lease.hpp"
 #include "../../core/pick.hpp"
 #include "../bound/bound_check.hpp"
+#include "../bound/bound_register.hpp"
 #include "../bound/durable.hpp"
 #include "../layout_end.hpp"
 #include "../library.hpp"
@@ -487,6 +488,11 @@ void snowflake_registry_main(Datum) {
       const long check_ms = RecoveryInProgress() ? kRecoveryPollMs : step_bound_check();
       if (check_ms >= 0) timeout_ms = std::min(timeout_ms, check_ms);
     }
+    // The replication origin that keeps a second copy of the bound
+    // (bound_register.cpp), set up on a primary once the bound is known.
+    const long register_ms = step_register();
+    if (register_ms >= 0)
+      timeout_ms = timeout_ms < 0 ? register_ms : std::min(timeout_ms, register_ms);
     if (!settings.registry_configured) {
       disconnect();
       if (worker.view.state != State::kDisabled) forget_registry();
