@@ -67,8 +67,8 @@ enum class Mutant {
   kNoHistoryDefence,  // no change of the registry's history is seen: no floor, no gap (1.6)
   kNoHistoryGap,      // a holder that sees a change goes on above its cap (1.7)
   // The dump's carrier of the bound (src/core/carrier.hpp; with --dump-restores):
-  kNoDumpAdoption,  // a restored carrier is merged, never taken as the bound (before issue 44)
-  kOriginNotConsulted,   // the replication origin of the bound is never read (before issue 44)
+  kNoDumpAdoption,      // a restored carrier is merged, never taken as the bound (before issue 44)
+  kOriginNotConsulted,  // the replication origin of the bound is never read (before issue 44)
 };
 bool parse_mutant(const std::string& name, Mutant* mutant);
 const char* mutant_name(Mutant mutant);
