@@ -206,7 +206,7 @@ SELECT registry_waits_for, registry_waiting_since FROM snowflake_registry_status
 
 -- The catalog ---------------------------------------------------------------
 -- A fresh CREATE EXTENSION runs the default version's whole script
--- (sql/snowflake--VERSION.sql); an installation of an earlier version gets
+-- (snowflake--VERSION.sql); an installation of an earlier version gets
 -- there by the update scripts. Every way must give the same objects. Each
 -- member of the extension is described by what defines it: a function by the
 -- CREATE statement PostgreSQL writes for it (a line a row), a relation by its
