@@ -32,7 +32,7 @@ CREATE FUNCTION snowflake_lastval() RETURNS bigint
 COMMENT ON FUNCTION snowflake_lastval() IS
     'The snowflake ID most recently returned to this session, like lastval()';
 
--- IDs as values ----------------------------------------------------------------
+-- IDs as values ---------------------------------------------------------------
 -- IMMUTABLE: they depend on the layout alone, the server's (fixed for the life
 -- of a cluster) or the one given. The layout argument is a preset such as
 -- 'discord' or a specification such as
@@ -172,7 +172,7 @@ CREATE FUNCTION snowflake_from_public(public_id text, tweak text DEFAULT '') RET
 COMMENT ON FUNCTION snowflake_from_public(text, text) IS
     'The ID whose snowflake_to_public text this is, under any key still in snowflake.public_id_keys_file and the same tweak; any well-formed text gives some ID';
 
--- Converting a table -----------------------------------------------------------
+-- Converting a table ----------------------------------------------------------
 -- A bigserial or identity column becomes DEFAULT snowflake_nextval(), its rows
 -- kept. The table's lock is taken first, by name, before anything is read, so
 -- no row can be written between reading the largest key and changing the
@@ -330,7 +330,7 @@ COMMENT ON FUNCTION snowflake_set_bound(timestamptz, boolean) IS
 REVOKE EXECUTE ON FUNCTION snowflake_restore_bound(text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION snowflake_set_bound(timestamptz, boolean) FROM PUBLIC;
 
--- Layouts and identities --------------------------------------------------------
+-- Layouts and identities ------------------------------------------------------
 
 CREATE FUNCTION snowflake_layouts(
         OUT name text, OUT specification text, OUT bits integer, OUT system text)
@@ -481,7 +481,7 @@ $function$;
 COMMENT ON FUNCTION snowflake_cluster_identities() IS
     'The identity of every node of the Citus cluster (this node alone without Citus), with a problem for nodes that share one, have none, use another layout or stand outside the registry';
 
--- The dump carries the bound ----------------------------------------------------
+-- The dump carries the bound --------------------------------------------------
 -- snowflake_dump_bound: one row, ids_before, above every ID this node issued
 -- in this database, and system_identifier, the cluster whose bound covers it
 -- (a restart after a clean shutdown lowers this cluster's own bound to the
@@ -540,7 +540,7 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_dump_bound', '');
 REVOKE ALL ON snowflake_dump_bound FROM PUBLIC;
 GRANT SELECT, INSERT ON snowflake_dump_bound TO PUBLIC;
 
--- Status views --------------------------------------------------------------------
+-- Status views ----------------------------------------------------------------
 -- Each view reads its function. Reading a view is what a role is granted:
 -- the views go to pg_monitor, and each function checks SELECT on its view
 -- (granting the view is enough; calling the function directly needs the same
@@ -603,7 +603,8 @@ CREATE VIEW snowflake_backend_status AS SELECT * FROM snowflake_backend_status()
 COMMENT ON VIEW snowflake_backend_status IS
     'One row per live backend that has issued snowflake IDs';
 
--- The registry (README, "Worker identities that cannot clash"; doc/registry.md).
+-- The registry's lease (README, "Worker identities that cannot clash";
+-- doc/registry.md).
 CREATE FUNCTION snowflake_registry_status(
         OUT in_use boolean,
         OUT state text,
@@ -647,7 +648,7 @@ GRANT SELECT ON snowflake_backend_status TO pg_monitor;
 REVOKE ALL ON snowflake_registry_status FROM PUBLIC;
 GRANT SELECT ON snowflake_registry_status TO pg_monitor;
 
--- Routing by ID ------------------------------------------------------------------
+-- Routing by ID ---------------------------------------------------------------
 -- PARTITION BY HASH (id snowflake_node_ops) sends each ID to the partition
 -- whose remainder is the node that issued it (doc/sharding.md).
 
@@ -673,7 +674,7 @@ CREATE OPERATOR CLASS snowflake_node_ops FOR TYPE bigint USING hash AS
 COMMENT ON OPERATOR CLASS snowflake_node_ops USING hash IS
     'PARTITION BY HASH (id snowflake_node_ops): partition remainder = the node (datacenter_id, worker_id) that issued the ID';
 
--- The creation, noted -------------------------------------------------------------
+-- The creation, noted ---------------------------------------------------------
 -- Every creation of the extension ends here, whatever started it (CREATE
 -- EXTENSION, with CASCADE, in a function or a DO block, pg_restore). With
 -- the preload the library has seen it already; without, this call notes it,
