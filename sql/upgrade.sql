@@ -1,7 +1,10 @@
--- Version 1.0 installs, and ALTER EXTENSION UPDATE brings it to 1.1, then to
--- 1.2, then to the default version; 1.1 installed as such updates to 1.2
--- too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5, 1.5 to 1.6, 1.6 to 1.7 and 1.7 to
--- 1.8.
+-- Updates. What each update brings and how the library serves an older
+-- version before it: version 1.0 installs, and ALTER EXTENSION UPDATE brings
+-- it to 1.1, then to 1.2, then to the default version; 1.1 installed as such
+-- updates to 1.2 too, 1.2 to 1.3, 1.3 to 1.4, 1.4 to 1.5, 1.5 to 1.6, 1.6 to
+-- 1.7 and 1.7 to 1.8. Then, at the end, the catalog: a fresh CREATE EXTENSION
+-- (the whole script of the default version) and every way of updating to it
+-- give the same objects, each described by its definition.
 -- Quietly: an earlier test may have created it, or not (the order of tests).
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowflake CASCADE;
@@ -25,14 +28,6 @@ SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first
   FROM pg_proc WHERE proname = 'snowflake_convert_column';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
-SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
-       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
-  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- ORDER BY p.oid::regprocedure::text;
-SELECT classid::regclass, objid::regclass AS view
-  FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- WHERE classid = 'pg_class'::regclass AND deptype = 'e' ORDER BY objid::regclass::text;
 
 -- The table made under 1.0 keeps working.
 INSERT INTO kept DEFAULT VALUES;
@@ -48,9 +43,9 @@ SELECT prosrc LIKE '%LOCK TABLE%' AS convert_locks_first,
        obj_description(oid, 'pg_proc') IS NOT NULL AS commented
   FROM pg_proc WHERE proname = 'snowflake_convert_column';
 
--- 1.2 to 1.3 directly (and on to 1.4): snowflake_registry_status gets its view, granted to
--- pg_monitor, and the function's EXECUTE goes back to PUBLIC (the function
--- checks SELECT on the view).
+-- 1.2 to 1.3 directly (and on): snowflake_registry_status gets its view,
+-- granted to pg_monitor, and the function's EXECUTE goes back to PUBLIC (the
+-- function checks SELECT on the view).
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.2';
 SELECT to_regclass('snowflake_registry_status') IS NULL AS no_view,
@@ -60,10 +55,6 @@ SELECT to_regclass('snowflake_registry_status') IS NULL AS no_view,
 SELECT in_use, state FROM snowflake_registry_status();
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
-SELECT has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT') AS monitor_reads,
-       has_table_privilege('public', 'snowflake_registry_status', 'SELECT') AS public_reads,
-       has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
-       obj_description('snowflake_registry_status'::regclass, 'pg_class') IS NOT NULL AS commented;
 SELECT in_use, state FROM snowflake_registry_status;
 
 -- 1.3 to 1.4 directly.
@@ -71,17 +62,7 @@ DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.3';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
--- 1.4's functions that give a node its bound are not for PUBLIC.
-SELECT p.oid::regprocedure AS function,
-       has_function_privilege('public', p.oid, 'EXECUTE') AS public_executes
-  FROM pg_proc p WHERE proname IN ('snowflake_restore_bound', 'snowflake_set_bound') ORDER BY 1;
--- Identities across a cluster (issue 21): the update brings both functions.
-SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
-       obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
-  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- WHERE p.proname IN ('snowflake_node_identity', 'snowflake_cluster_identities')
- ORDER BY p.oid::regprocedure::text;
+-- Identities across a cluster (issue 21).
 SELECT node, datacenter_id, worker_id, source, problem FROM snowflake_cluster_identities();
 -- Layouts (issue 19): the ID functions take a layout, and the presets are listed.
 SELECT * FROM snowflake_decode(175928847299117063, 'discord');
@@ -134,18 +115,10 @@ SELECT attname FROM pg_attribute
 SELECT durable_waits >= 1 AS counted, durable_wait_ms >= 0 AS timed FROM snowflake_status;
 SELECT durable_waits >= 0 AS backend_counted FROM snowflake_backend_status
  WHERE pid = pg_backend_pid();
-SELECT v AS view,
-       has_table_privilege('pg_monitor', v, 'SELECT') AS monitor_reads,
-       has_table_privilege('public', v, 'SELECT') AS public_reads,
-       obj_description(v::regclass, 'pg_class') IS NOT NULL AS view_commented,
-       obj_description((v || '()')::regprocedure, 'pg_proc') IS NOT NULL AS function_commented
-  FROM unnest(ARRAY['snowflake_status', 'snowflake_backend_status']) v;
 
 -- 1.6 to 1.7 directly: snowflake_set_bound gains allow_far_future (issue 41),
 -- DEFAULT false, so a call with the time alone works as before; still not for
--- PUBLIC, still commented. The updated extension's functions and views
--- (columns, privileges, comments) are then the same as those of one created
--- at 1.7.
+-- PUBLIC, still commented.
 -- snowflake_status gains its last columns, layout_ends_at and layout_remaining
 -- (issue 39, 8: the view and its function are made again, read by pg_monitor,
 -- not by PUBLIC); before the update the library serves 1.6's 19 columns.
@@ -173,46 +146,6 @@ SELECT p.oid::regprocedure AS function, pg_get_function_arguments(p.oid) AS argu
   FROM pg_proc p WHERE proname = 'snowflake_set_bound';
 -- A time long past raises nothing, and takes one argument as before.
 SELECT snowflake_set_bound('2011-01-01 00:00:00+00') > '2011-01-01 00:00:00+00' AS one_argument_works;
-CREATE TEMP TABLE updated_functions AS
-SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
-       pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.prolang, p.provolatile,
-       p.proisstrict, p.proparallel, p.prosecdef, p.proconfig, p.proacl::text AS acl,
-       obj_description(p.oid, 'pg_proc') AS comment
-  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
-CREATE TEMP TABLE updated_views AS
-SELECT c.relname::text AS view, a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod) AS type,
-       c.relacl::text AS acl, obj_description(c.oid, 'pg_class') AS comment
-  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
- WHERE c.relkind = 'v';
-DROP EXTENSION snowflake;
-CREATE EXTENSION snowflake VERSION '1.7';
-CREATE TEMP TABLE created_views AS
-SELECT c.relname::text AS view, a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod) AS type,
-       c.relacl::text AS acl, obj_description(c.oid, 'pg_class') AS comment
-  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
- WHERE c.relkind = 'v';
-SELECT view, count(*) AS columns FROM created_views GROUP BY view ORDER BY view;
-SELECT 'only updated' AS side, view, attname FROM (TABLE updated_views EXCEPT TABLE created_views) u
-UNION ALL
-SELECT 'only created', view, attname FROM (TABLE created_views EXCEPT TABLE updated_views) c
-ORDER BY 1, 2, 3;
-CREATE TEMP TABLE created_functions AS
-SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
-       pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.prolang, p.provolatile,
-       p.proisstrict, p.proparallel, p.prosecdef, p.proconfig, p.proacl::text AS acl,
-       obj_description(p.oid, 'pg_proc') AS comment
-  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
-SELECT count(*) AS functions FROM created_functions;
-SELECT 'only updated' AS side, function FROM (TABLE updated_functions EXCEPT TABLE created_functions) u
-UNION ALL
-SELECT 'only created', function FROM (TABLE created_functions EXCEPT TABLE updated_functions) c
-ORDER BY 1, 2;
 
 -- 1.6 to 1.7 directly: the functions of public IDs (issue 40) arrive.
 DROP EXTENSION snowflake;
@@ -230,9 +163,7 @@ SELECT p.oid::regprocedure AS function, provolatile, proisstrict, proparallel,
 -- registry_durability, registry_standbys and registry_history_changed_at
 -- (issue 37: what the registry can lose). The view and its function are made
 -- again, read by pg_monitor, not by PUBLIC. Before the update the library
--- serves 1.6's eighteen columns. The views' grants, definitions and comments
--- are then the same as those of an extension created at 1.7 (their columns
--- are compared above).
+-- serves 1.6's eighteen columns.
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.6';
 SELECT count(*) AS registry_columns_under_1_6 FROM pg_attribute
@@ -248,30 +179,10 @@ SELECT has_table_privilege('pg_monitor', 'snowflake_registry_status', 'SELECT') 
        has_function_privilege('public', 'snowflake_registry_status()', 'EXECUTE') AS public_executes,
        obj_description('snowflake_registry_status'::regclass, 'pg_class') IS NOT NULL AS view_commented,
        obj_description('snowflake_registry_status()'::regprocedure, 'pg_proc') IS NOT NULL AS function_commented;
-CREATE TEMP TABLE updated_view_grants AS
-SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
-       obj_description(c.oid, 'pg_class') AS comment
-  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- WHERE c.relkind = 'v';
-DROP EXTENSION snowflake;
-CREATE EXTENSION snowflake VERSION '1.7';
-CREATE TEMP TABLE created_view_grants AS
-SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
-       obj_description(c.oid, 'pg_class') AS comment
-  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- WHERE c.relkind = 'v';
-SELECT count(*) AS views FROM created_view_grants;
-SELECT 'only updated' AS side, relname FROM (TABLE updated_view_grants EXCEPT TABLE created_view_grants) u
-UNION ALL
-SELECT 'only created', relname FROM (TABLE created_view_grants EXCEPT TABLE updated_view_grants) c
-ORDER BY 1, 2;
 
 -- 1.7 to 1.8 directly: snowflake_dump_bound arrives (issue 44), a
 -- configuration table pg_dump dumps, with its row already above every ID the
--- node issued under 1.7 (the update raises it to the node's bound), its
--- triggers and its privileges; the same as an extension created at 1.8.
+-- node issued under 1.7 (the update raises it to the node's bound).
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.7';
 SELECT to_regclass('snowflake_dump_bound') IS NULL AS no_dump_bound_under_1_7;
@@ -280,39 +191,10 @@ ALTER EXTENSION snowflake UPDATE TO '1.8';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT count(*) AS one_row, bool_and(ids_before > :issued_under_1_7) AS above_the_ids_of_1_7
   FROM snowflake_dump_bound;
-CREATE TEMP TABLE updated_dump_bound AS
-SELECT c.relname::text, c.relacl::text AS acl, obj_description(c.oid, 'pg_class') AS comment,
-       (SELECT array_agg(pg_get_triggerdef(t.oid) ORDER BY t.tgname) FROM pg_trigger t WHERE t.tgrelid = c.oid) AS triggers,
-       (SELECT extcondition FROM pg_extension WHERE extname = 'snowflake') AS conditions,
-       (SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'snowflake') AS configured
-  FROM pg_class c WHERE c.relname = 'snowflake_dump_bound';
-CREATE TEMP TABLE updated_functions_1_8 AS
-SELECT p.oid::regprocedure::text AS function, pg_get_function_arguments(p.oid) AS arguments,
-       pg_get_function_result(p.oid) AS result, p.prosrc, p.probin, p.provolatile,
-       p.proisstrict, p.proparallel, p.proacl::text AS acl, obj_description(p.oid, 'pg_proc') AS comment
-  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake';
-DROP EXTENSION snowflake;
-CREATE EXTENSION snowflake;
-SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
-SELECT (SELECT count(*) FROM updated_dump_bound) AS updated,
-       (SELECT count(*) FROM (TABLE updated_dump_bound EXCEPT
-        SELECT c.relname::text, c.relacl::text, obj_description(c.oid, 'pg_class'),
-               (SELECT array_agg(pg_get_triggerdef(t.oid) ORDER BY t.tgname) FROM pg_trigger t WHERE t.tgrelid = c.oid),
-               (SELECT extcondition FROM pg_extension WHERE extname = 'snowflake'),
-               (SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'snowflake')
-          FROM pg_class c WHERE c.relname = 'snowflake_dump_bound') d) AS differing_from_created;
-SELECT 'only updated' AS side, function FROM (TABLE updated_functions_1_8 EXCEPT
-SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), p.prosrc,
-       p.probin, p.provolatile, p.proisstrict, p.proparallel, p.proacl::text, obj_description(p.oid, 'pg_proc')
-  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake') u
-ORDER BY 1, 2;
 
 -- 1.7 to 1.8 directly: snowflake_registry_status gains registry_waits_for and
 -- registry_waiting_since (issue 47: what a stalled renewal waits for); the
--- view and its function are made again, with the grants, definition and
--- comment of an extension created at 1.8.
+-- view and its function are made again.
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake VERSION '1.7';
 SELECT count(*) AS registry_columns_under_1_7 FROM pg_attribute
@@ -321,17 +203,205 @@ ALTER EXTENSION snowflake UPDATE TO '1.8';
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
  WHERE attrelid = 'snowflake_registry_status'::regclass AND attnum > 21 ORDER BY attnum;
 SELECT registry_waits_for, registry_waiting_since FROM snowflake_registry_status;
-CREATE TEMP TABLE updated_view_grants_1_8 AS
-SELECT c.relname, c.relacl::text AS acl, pg_get_viewdef(c.oid) AS definition,
-       obj_description(c.oid, 'pg_class') AS comment
-  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- WHERE c.relkind = 'v';
+
+-- The catalog ---------------------------------------------------------------
+-- A fresh CREATE EXTENSION runs the default version's whole script
+-- (snowflake--VERSION.sql); an installation of an earlier version gets
+-- there by the update scripts. Every way must give the same objects. Each
+-- member of the extension is described by what defines it: a function by the
+-- CREATE statement PostgreSQL writes for it (a line a row), a relation by its
+-- kind, columns, view definition, constraints, indexes and triggers, an
+-- operator class and family by what they hold; every member's privileges
+-- (the owner written as owner), its initial privileges (pg_init_privs: what
+-- pg_dump takes as the extension's own), its comment and its columns'; and
+-- the extension's configuration tables with their conditions and numbers of
+-- rows. A member of a kind described nowhere below says so. The catalogs are
+-- compared as sets: a difference is printed with the ways that give it.
+CREATE FUNCTION pg_temp.privileges_text(privileges aclitem[], owner oid) RETURNS text
+    LANGUAGE sql STABLE
+    RETURN coalesce((SELECT string_agg(CASE WHEN grantee = owner::regrole::text THEN 'owner' ELSE grantee END
+                                       || '=' || rights || '/' ||
+                                       CASE WHEN grantor = owner::regrole::text THEN 'owner' ELSE grantor END,
+                                       ',' ORDER BY grantee, grantor)
+                       FROM (SELECT split_part(item::text, '=', 1) AS grantee,
+                                    split_part(split_part(item::text, '=', 2), '/', 1) AS rights,
+                                    split_part(split_part(item::text, '=', 2), '/', 2) AS grantor
+                               FROM unnest(privileges) item) items),
+                    'default');
+CREATE TEMP VIEW snowflake_catalog AS
+WITH extension AS (
+    SELECT oid, extconfig, extcondition FROM pg_extension WHERE extname = 'snowflake'),
+members AS (
+    SELECT d.classid, d.objid, pg_describe_object(d.classid, d.objid, d.objsubid) AS object
+      FROM extension e
+      JOIN pg_depend d ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = e.oid
+                      AND d.deptype = 'e'),
+functions AS (
+    SELECT m.object, p.* FROM members m JOIN pg_proc p ON p.oid = m.objid
+     WHERE m.classid = 'pg_proc'::regclass),
+relations AS (
+    SELECT m.object, c.* FROM members m JOIN pg_class c ON c.oid = m.objid
+     WHERE m.classid = 'pg_class'::regclass),
+owners AS (
+    SELECT m.classid, m.objid, coalesce(f.proowner, r.relowner) AS owner
+      FROM members m
+      LEFT JOIN functions f ON m.classid = 'pg_proc'::regclass AND f.oid = m.objid
+      LEFT JOIN relations r ON m.classid = 'pg_class'::regclass AND r.oid = m.objid)
+SELECT object, 'member' AS facet, NULL::integer AS line, '' AS value FROM members
+UNION ALL
+SELECT object, 'not described', NULL, 'a member of a kind sql/upgrade.sql does not describe: describe it there'
+  FROM members
+ WHERE classid NOT IN ('pg_proc'::regclass, 'pg_class'::regclass, 'pg_opclass'::regclass,
+                       'pg_opfamily'::regclass, 'pg_cast'::regclass, 'pg_operator'::regclass)
+-- Functions: arguments and their defaults, result, language, volatility,
+-- strictness, parallel safety, SECURITY, cost and rows, SET clauses, body or
+-- C symbol.
+UNION ALL
+SELECT f.object, 'definition', l.line::integer, l.text
+  FROM functions f
+ CROSS JOIN regexp_split_to_table(pg_get_functiondef(f.oid), '\n') WITH ORDINALITY l(text, line)
+UNION ALL
+SELECT object, 'privileges', NULL, pg_temp.privileges_text(proacl, proowner) FROM functions
+-- Relations.
+UNION ALL
+SELECT object, 'relation', NULL,
+       format('kind %s, persistence %s, options %s, row security %s', relkind, relpersistence,
+              coalesce(reloptions::text, 'none'), relrowsecurity)
+  FROM relations
+UNION ALL
+SELECT object, 'privileges', NULL, pg_temp.privileges_text(relacl, relowner) FROM relations
+UNION ALL
+SELECT r.object, 'definition', l.line::integer, l.text
+  FROM relations r
+ CROSS JOIN regexp_split_to_table(pg_get_viewdef(r.oid), '\n') WITH ORDINALITY l(text, line)
+ WHERE r.relkind IN ('v', 'm')
+UNION ALL
+SELECT r.object, 'column', a.attnum,
+       concat_ws(' ', quote_ident(a.attname), format_type(a.atttypid, a.atttypmod),
+                 CASE WHEN a.attnotnull THEN 'NOT NULL' END,
+                 'DEFAULT ' || pg_get_expr(ad.adbin, ad.adrelid),
+                 'privileges ' || pg_temp.privileges_text(a.attacl, r.relowner))
+  FROM relations r
+  JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
+  LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+UNION ALL
+SELECT r.object, 'constraint ' || k.conname, NULL, pg_get_constraintdef(k.oid)
+  FROM relations r JOIN pg_constraint k ON k.conrelid = r.oid
+UNION ALL
+SELECT r.object, 'index', NULL, pg_get_indexdef(i.indexrelid)
+  FROM relations r JOIN pg_index i ON i.indrelid = r.oid
+UNION ALL
+SELECT r.object, 'trigger ' || t.tgname, NULL,
+       pg_get_triggerdef(t.oid) || ' (enabled ' || t.tgenabled::text || ')'
+  FROM relations r JOIN pg_trigger t ON t.tgrelid = r.oid AND NOT t.tgisinternal
+-- Operator classes and families: the class's family, default and key type;
+-- the family's operators and support functions, each bound to the class or
+-- loose in the family.
+UNION ALL
+SELECT m.object, 'operator class', NULL,
+       format('%s, default %s, key type %s', pg_describe_object('pg_opfamily'::regclass, c.opcfamily, 0),
+              c.opcdefault, coalesce(nullif(c.opckeytype, 0)::regtype::text, 'none'))
+  FROM members m JOIN pg_opclass c ON c.oid = m.objid WHERE m.classid = 'pg_opclass'::regclass
+UNION ALL
+SELECT m.object, 'operator family', NULL,
+       pg_describe_object(d.classid, d.objid, 0) || ', bound to the '
+       || CASE d.refclassid WHEN 'pg_opclass'::regclass THEN 'class' ELSE 'family' END
+  FROM members m
+  JOIN pg_depend d ON d.classid IN ('pg_amop'::regclass, 'pg_amproc'::regclass)
+                  AND d.refclassid IN ('pg_opclass'::regclass, 'pg_opfamily'::regclass)
+                  AND d.deptype IN ('a', 'i')
+  JOIN (SELECT 'pg_amop'::regclass AS classid, oid, amopfamily AS family FROM pg_amop
+        UNION ALL
+        SELECT 'pg_amproc'::regclass, oid, amprocfamily FROM pg_amproc) f
+    ON f.classid = d.classid AND f.oid = d.objid AND f.family = m.objid
+ WHERE m.classid = 'pg_opfamily'::regclass
+-- Casts and operators (none yet).
+UNION ALL
+SELECT m.object, 'cast', NULL,
+       format('function %s, context %s, method %s',
+              coalesce(nullif(c.castfunc, 0)::regprocedure::text, 'none'), c.castcontext, c.castmethod)
+  FROM members m JOIN pg_cast c ON c.oid = m.objid WHERE m.classid = 'pg_cast'::regclass
+UNION ALL
+SELECT m.object, 'operator', NULL,
+       format('function %s, commutator %s, negator %s, restrict %s, join %s, hashes %s, merges %s',
+              o.oprcode, o.oprcom::regoperator, o.oprnegate::regoperator, o.oprrest, o.oprjoin,
+              o.oprcanhash, o.oprcanmerge)
+  FROM members m JOIN pg_operator o ON o.oid = m.objid WHERE m.classid = 'pg_operator'::regclass
+-- Comments, of every member and of its columns.
+UNION ALL
+SELECT m.object, CASE WHEN ds.objsubid = 0 THEN 'comment' ELSE 'comment on column' END,
+       nullif(ds.objsubid, 0), ds.description
+  FROM members m JOIN pg_description ds ON ds.classoid = m.classid AND ds.objoid = m.objid
+-- Initial privileges, of every member and of its columns.
+UNION ALL
+SELECT m.object, 'initial privileges', nullif(ip.objsubid, 0),
+       ip.privtype::text || ' ' || pg_temp.privileges_text(ip.initprivs, o.owner)
+  FROM members m
+  JOIN pg_init_privs ip ON ip.classoid = m.classid AND ip.objoid = m.objid
+  JOIN owners o ON o.classid = m.classid AND o.objid = m.objid
+-- The configuration tables pg_dump dumps.
+UNION ALL
+SELECT 'extension snowflake', 'dumps ' || c.config::regclass::text, NULL,
+       format('WHERE %L, %s rows', c.condition,
+              (xpath('/row/n/text()',
+                     query_to_xml(format('SELECT count(*) AS n FROM %s', c.config::regclass),
+                                  false, true, '')))[1]::text)
+  FROM extension e CROSS JOIN unnest(e.extconfig, e.extcondition) c(config, condition);
+
+CREATE TEMP TABLE catalogs (way text, object text, facet text, line integer, value text);
 DROP EXTENSION snowflake;
-CREATE EXTENSION snowflake VERSION '1.8';
-SELECT 'only updated' AS side, relname FROM (TABLE updated_view_grants_1_8 EXCEPT
-SELECT c.relname, c.relacl::text, pg_get_viewdef(c.oid), obj_description(c.oid, 'pg_class')
-  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
- WHERE c.relkind = 'v') u
-ORDER BY 1, 2;
+CREATE EXTENSION snowflake;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+INSERT INTO catalogs SELECT 'created', * FROM snowflake_catalog;
+-- By a role that is not a superuser (the extension is trusted).
+DROP EXTENSION snowflake;
+CREATE ROLE regress_snowflake_creator;
+DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO regress_snowflake_creator', current_database()); END $$;
+SET ROLE regress_snowflake_creator;
+CREATE EXTENSION snowflake;
+RESET ROLE;
+INSERT INTO catalogs SELECT 'created by a role that is not a superuser', * FROM snowflake_catalog;
+DROP EXTENSION snowflake;
+DO $$ BEGIN EXECUTE format('REVOKE CREATE ON DATABASE %I FROM regress_snowflake_creator', current_database()); END $$;
+DROP ROLE regress_snowflake_creator;
+-- Updated from each earlier version to the default one.
+SELECT statement
+  FROM pg_available_extension_versions v,
+       unnest(ARRAY[format('CREATE EXTENSION snowflake VERSION %L', v.version),
+                    'ALTER EXTENSION snowflake UPDATE',
+                    format('INSERT INTO catalogs SELECT %L, * FROM snowflake_catalog',
+                           'updated from ' || v.version),
+                    'DROP EXTENSION snowflake']) WITH ORDINALITY s(statement, step)
+ WHERE v.name = 'snowflake'
+   AND v.version <> (SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake')
+ ORDER BY string_to_array(v.version, '.')::integer[], s.step \gexec
+-- From 1.0, one version at a time.
+CREATE EXTENSION snowflake VERSION '1.0';
+SELECT format('ALTER EXTENSION snowflake UPDATE TO %L', version)
+  FROM pg_available_extension_versions
+ WHERE name = 'snowflake' AND version <> '1.0'
+ ORDER BY string_to_array(version, '.')::integer[] \gexec
+INSERT INTO catalogs SELECT 'updated from 1.0, one version at a time', * FROM snowflake_catalog;
+DROP EXTENSION snowflake;
+CREATE EXTENSION snowflake;
+
+-- The ways compared, and what the extension holds.
+SELECT way FROM catalogs GROUP BY way ORDER BY way;
+SELECT object FROM catalogs WHERE way = 'created' AND facet = 'member' ORDER BY object;
+-- The differences: a row of a description that not every way gives, with the
+-- ways that give it (none when every way gives the same catalog).
+WITH counted AS (
+    SELECT object, facet, line, value, way, count(*) AS n FROM catalogs GROUP BY 1, 2, 3, 4, 5),
+every_way AS (
+    SELECT r.object, r.facet, r.line, r.value, w.way, coalesce(c.n, 0) AS n
+      FROM (SELECT DISTINCT object, facet, line, value FROM catalogs) r
+     CROSS JOIN (SELECT DISTINCT way FROM catalogs) w
+      LEFT JOIN counted c ON (c.object, c.facet, c.way) = (r.object, r.facet, w.way)
+                         AND c.line IS NOT DISTINCT FROM r.line AND c.value IS NOT DISTINCT FROM r.value)
+SELECT object, facet, line, value,
+       string_agg(way || CASE WHEN n > 1 THEN format(' (%s times)', n) ELSE '' END, '; ' ORDER BY way)
+           FILTER (WHERE n > 0) AS given_by
+  FROM every_way
+ GROUP BY object, facet, line, value
+HAVING min(n) <> max(n)
+ ORDER BY object, facet, line, given_by;

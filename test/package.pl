@@ -3,8 +3,10 @@
 # (meta-spec 1.0.0: required keys, semantic versions, a provided file that
 # exists) and names the PostgreSQL majors the install script installs; one
 # version number in snowflake.control, META.json, debian/changelog and
-# CHANGELOG.md; every install and upgrade script has its \echo guard and an
-# upgrade path from 1.0 reaches the default version; the pg_upgradecluster
+# CHANGELOG.md; every install and update script has its \echo guard, the
+# default version has a whole install script (which META.json provides),
+# the only other install script is 1.0's, and the update scripts lead from
+# 1.0 to the default version; the pg_upgradecluster
 # hook is installed by debian/rules where test/upgrade runs it, under a name
 # run-parts runs, and stays out of upgrades into another major.
 use strict;
@@ -60,17 +62,42 @@ my $changelog = do { local (@ARGV, $/) = 'CHANGELOG.md'; <> };
 like($changelog, qr/^## \[\Q$default\E\.0\] - \d{4}-\d\d-\d\d$/m, "CHANGELOG.md has a section for $default.0");
 ok(-f 'LICENSE', 'the LICENSE file exists');
 
+# The scripts (CONTRIBUTING, "A new version of the extension"). CREATE
+# EXTENSION runs the default version's whole script; an earlier version is
+# installed by 1.0's and the update scripts, which also bring every earlier
+# installation to the default version. sql/upgrade.sql checks that all these
+# ways give the same catalog, so no other install script is kept: one would be
+# installed by CREATE EXTENSION ... VERSION and tested by nothing.
 my @scripts = glob('sql/snowflake--*.sql');
+my (%step, @installs);
 for my $script (@scripts) {
-    my $first = do { local (@ARGV, $/) = $script; <> };
-    like($first, qr/^\\echo Use "(CREATE|ALTER) EXTENSION snowflake[^"]*" to load this file\. \\quit$/m,
-        "$script has the \\echo guard");
+    my $text = do { local (@ARGV, $/) = $script; <> };
+    my $guard;
+    my ($name) = $script =~ m{([^/]+)$};
+    if ($name =~ /^snowflake--([\d.]+)--([\d.]+)\.sql$/) {
+        $step{$1} = $2;
+        $guard = qq{ALTER EXTENSION snowflake UPDATE TO '$2'};
+    } elsif ($name =~ /^snowflake--([\d.]+)\.sql$/) {
+        push @installs, $1;
+        $guard = 'CREATE EXTENSION snowflake';
+    } else {
+        fail("$script is named neither for a version (snowflake--1.8.sql) nor for an update (snowflake--1.7--1.8.sql)");
+        next;
+    }
+    like($text, qr/^\\echo Use "\Q$guard\E" to load this file\. \\quit$/m,
+        "$script has the \\echo guard ($guard)");
 }
-my %step = map { /snowflake--([\d.]+)--([\d.]+)\.sql$/ ? ($1 => $2) : () } @scripts;
+my $whole = "sql/snowflake--$default.sql";
+ok(-f $whole, "the default version, $default, has a whole install script ($whole)");
+is_deeply([sort @installs], [sort('1.0', $default)],
+    "the install scripts are 1.0's and the default version's ($default) only");
+my $whole_text = -f $whole ? do { local (@ARGV, $/) = $whole; <> } : '';
+unlike($whole_text, qr/\bCREATE\s+OR\s+REPLACE\b/i,
+    "$whole replaces nothing: CREATE, not CREATE OR REPLACE (PostgreSQL's \"Security Considerations for Extension Scripts\"; the extension is trusted)");
+is($meta->{provides}{snowflake}{file}, $whole, "META.json provides $whole");
 my $version = '1.0';
-ok(-f 'sql/snowflake--1.0.sql', 'the 1.0 install script exists');
 $version = $step{$version} while exists $step{$version};
-is($version, $default, 'upgrade scripts lead from 1.0 to the default version');
+is($version, $default, 'update scripts lead from 1.0 to the default version');
 
 # The pg_upgradecluster hook (README, "Upgrading PostgreSQL").
 my $hook = 'debian/pg_upgradecluster-hook';

@@ -80,6 +80,19 @@ case $how in
     *) echo "usage: test/package/installed.sh deb [DIR] | pgxn ZIP" >&2; exit 2 ;;
 esac
 
+# CREATE EXTENSION runs one script, the default version's whole one, beside
+# the update scripts from every earlier version (CONTRIBUTING, "A new version
+# of the extension").
+default=$(sed -n "s/^default_version = '\(.*\)'/\1/p" snowflake.control)
+extension_dir=/usr/share/postgresql/$major/extension
+for script in "snowflake--$default.sql" snowflake--1.0.sql; do
+    [ -f "$extension_dir/$script" ] || { echo "the install put no $script in $extension_dir" >&2; exit 1; }
+done
+updates=$(find "$extension_dir" -name 'snowflake--*--*.sql' | wc -l)
+[ "$updates" -eq "$(find sql -name 'snowflake--*--*.sql' | wc -l)" ] \
+    || { echo "the install put $updates update scripts in $extension_dir, not those of sql/" >&2; exit 1; }
+echo "scripts: snowflake--$default.sql whole, snowflake--1.0.sql and $updates update scripts in $extension_dir"
+
 cluster=snowflake_check
 port=5499
 cleanup() { pg_dropcluster --stop "$major" "$cluster" 2>/dev/null || true; }

@@ -51,9 +51,11 @@
 // object access hook below sees that insertion (not a CREATE EXTENSION IF NOT
 // EXISTS that skipped, nor an ALTER EXTENSION UPDATE) and, with the preload,
 // calls note_extension_created(). Without the preload the hook is not there
-// yet when the row is inserted, so the last update script calls
-// snowflake_note_created(), which acts only if the extension's members were
-// all made by the current transaction. Without the preload no ID can be
+// yet when the row is inserted, so the creation ends by calling
+// snowflake_note_created() (the install script's last lines, or those of
+// snowflake--1.4--1.5.sql in a creation of an older version through the
+// update scripts), which acts only if the extension's members were all made
+// by the current transaction. Without the preload no ID can be
 // issued on this server, so, if the data directory has no state file and no
 // marks, it leaves a vouch in pg_snowflake/ (state_file.cpp): this database's
 // extension (that OID, in this database or a database copied from it as a
@@ -401,7 +403,7 @@ void install_bound_origin_hooks() {
 
 using namespace snowflake::pg;
 
-// Called by the last update script, which then drops it ("Creations" above).
+// Called at the end of a creation's scripts, which then drop it ("Creations" above).
 SNOWFLAKE_FUNCTION(snowflake_note_created) {
   const Oid extension = get_extension_oid("snowflake", true);
   if (!creating_extension || !OidIsValid(extension) || CurrentExtensionObject != extension) {
