@@ -34,6 +34,23 @@ for my $file (@tracked)
 }
 my %basenames = map { basename($_) => 1 } @tracked;
 
+# The patterns of .gitignore as regular expressions, read here so that the
+# check runs where git is not installed (a fresh root's copy of the tree): a
+# leading or inner slash anchors a pattern at the top, a trailing one is
+# dropped (what is below a directory is ignored with it), * stays in a name.
+my @ignored = map {
+	my $pattern = $_;
+	$pattern =~ s{/$}{};
+	my $anchored = $pattern =~ s{^/}{} || $pattern =~ m{/};
+	my $regex = join '[^/]*', map { quotemeta } split /\*/, $pattern, -1;
+	$anchored ? qr{^$regex(?:/|$)} : qr{(?:^|/)$regex(?:/|$)};
+} grep { /\S/ && !/^#/ } split /\n/, slurp('.gitignore');
+sub ignored
+{
+	my ($path) = @_;
+	return scalar grep { $path =~ $_ } @ignored;
+}
+
 # $path relative to the directory $from, as a path from the top, or undef if
 # it leaves the repository.
 sub resolve
@@ -214,8 +231,8 @@ sub exists_from
 		last if $directory eq '.';
 		$directory = dirname($directory);
 	}
-	# Made by a build or a test (git ignores it).
-	return system('git', 'check-ignore', '-q', $path) == 0 || system('git', 'check-ignore', '-q', "$path/") == 0;
+	# Made by a build or a test (.gitignore names it).
+	return ignored($path);
 }
 for my $file (sort @texts)
 {

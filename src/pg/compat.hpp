@@ -7,24 +7,24 @@
 // background worker API, WaitLatch with PG_WAIT_EXTENSION, and libpq. The
 // replication origin of the bound (bound/bound_register.cpp) calls
 // replorigin_by_name, replorigin_create, replorigin_advance and
-// replorigin_get_progress, whose signatures are those of 15 on 16, 17 and
-// 18 (19 unverified: its source is not at hand), LockRelationOid and
-// LockAcquire on pg_replication_origin and on the origin (a drop locks the
+// replorigin_get_progress, whose signatures are those of 15 on 16, 17, 18 and
+// 19 (19~rc1's headers: only the id's type is renamed, below), LockRelationOid
+// and LockAcquire on pg_replication_origin and on the origin (a drop locks the
 // table up to 15, the origin from 16), and reads pg_logical/
-// replorigin_checkpoint as 15 to 17 write it (magic, 16-byte entries,
-// CRC-32C; 18 and 19 unverified: the reader checks magic, size and CRC and
-// otherwise reads nothing). What differs is below: the setting that counts
-// origin states. On 19
-// in particular: its new shared memory registration (RegisterShmemCallbacks,
-// ShmemRequestStruct) keeps shmem_request_hook, RequestAddinShmemSpace and
-// ShmemInitStruct working as before; its BGWORKER_INTERRUPTIBLE concerns
-// workers connected to a database, and the registry worker connects to none;
-// the module magic, the interrupt flags (ConfigReloadPending,
-// ShutdownRequestPending) and DefineCustom*Variable are unchanged. One 19
-// change needs no code here but matters: promotion waits for every process to
-// absorb a ProcSignalBarrier (PROCSIGNAL_BARRIER_UPDATE_XLOG_LOGICAL_INFO), so
-// a registry worker that did not serve its interrupts after each wait
-// (registry/worker.cpp) would hold every failover up forever.
+// replorigin_checkpoint as 15 to 17 write it (magic, 16-byte entries, CRC-32C;
+// 18 and 19 unverified: the reader checks magic, size and CRC and otherwise
+// reads nothing). What differs is below: the setting that counts origin states,
+// and the id's type. On 19 in particular: its new shared memory registration
+// (RegisterShmemCallbacks, ShmemRequestStruct) keeps shmem_request_hook,
+// RequestAddinShmemSpace and ShmemInitStruct working as before; its
+// BGWORKER_INTERRUPTIBLE concerns workers connected to a database, and the
+// registry worker connects to none; the module magic, the interrupt flags
+// (ConfigReloadPending, ShutdownRequestPending) and DefineCustom*Variable are
+// unchanged. One 19 change needs no code here but matters: promotion waits for
+// every process to absorb a ProcSignalBarrier
+// (PROCSIGNAL_BARRIER_UPDATE_XLOG_LOGICAL_INFO), so a registry worker that did
+// not serve its interrupts after each wait (registry/worker.cpp) would hold
+// every failover up forever.
 #pragma once
 
 #include "postgres.hpp"
@@ -37,6 +37,13 @@ extern "C" {
 
 #if PG_VERSION_NUM < 150000
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers, shmem_request_hook)"
+#endif
+
+// A replication origin's id: 19 renamed its type and invalid value
+// (RepOriginId, InvalidRepOriginId before); the glue uses 19's names.
+#if PG_VERSION_NUM < 190000
+typedef RepOriginId ReplOriginId;
+#define InvalidReplOriginId InvalidRepOriginId
 #endif
 
 // The module's magic block. 18 and later record the module's name and

@@ -107,7 +107,7 @@ constexpr LOCKMODE kOriginLock = AccessShareLock;  // a drop takes AccessExclusi
 constexpr long kEstablishRetryMs = 60 * 1000;
 constexpr long kLockRetryMs = 1000;
 
-bool lock_origin_object(RepOriginId origin, bool wait) {
+bool lock_origin_object(ReplOriginId origin, bool wait) {
   LOCKTAG tag;
   SET_LOCKTAG_OBJECT(tag, InvalidOid, ReplicationOriginRelationId, origin, 0);
   if (LockAcquire(&tag, kOriginLock, false, !wait) == LOCKACQUIRE_NOT_AVAIL) return false;
@@ -116,20 +116,20 @@ bool lock_origin_object(RepOriginId origin, bool wait) {
   return true;
 }
 
-void unlock_origin_object(RepOriginId origin) {
+void unlock_origin_object(ReplOriginId origin) {
   LOCKTAG tag;
   SET_LOCKTAG_OBJECT(tag, InvalidOid, ReplicationOriginRelationId, origin, 0);
   (void)LockRelease(&tag, kOriginLock, false);
 }
 
-// The origin by name, its object lock taken; InvalidRepOriginId if there is
+// The origin by name, its object lock taken; InvalidReplOriginId if there is
 // none (or, with `wait` false, if its lock is held: *busy).
-RepOriginId find_origin(bool wait, bool* busy) {
-  const RepOriginId origin = replorigin_by_name(kOriginName, true);
-  if (origin == InvalidRepOriginId) return origin;
+ReplOriginId find_origin(bool wait, bool* busy) {
+  const ReplOriginId origin = replorigin_by_name(kOriginName, true);
+  if (origin == InvalidReplOriginId) return origin;
   if (!lock_origin_object(origin, wait)) {
     *busy = true;
-    return InvalidRepOriginId;
+    return InvalidReplOriginId;
   }
   // Dropped (and its id perhaps reused) while this waited: not ours.
   if (replorigin_by_name(kOriginName, true) == origin) {
@@ -139,7 +139,7 @@ RepOriginId find_origin(bool wait, bool* busy) {
     return origin;
   }
   unlock_origin_object(origin);
-  return InvalidRepOriginId;
+  return InvalidReplOriginId;
 }
 
 bound::Written written() {
@@ -216,27 +216,27 @@ RegisterLock lock_register(bool wait) {
 }
 
 void unlock_register(const RegisterLock& lock) {
-  if (lock.origin != InvalidRepOriginId) unlock_origin_object(lock.origin);
+  if (lock.origin != InvalidReplOriginId) unlock_origin_object(lock.origin);
   // Not held to the end of the transaction: a session's long transaction
   // would hold up every CREATE SUBSCRIPTION and origin drop meanwhile.
   if (lock.table) UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 }
 
-bool register_bound(RepOriginId origin, int64_t* until) {
-  if (origin == InvalidRepOriginId) return false;
+bool register_bound(ReplOriginId origin, int64_t* until) {
+  if (origin == InvalidReplOriginId) return false;
   const XLogRecPtr value = replorigin_get_progress(origin, false);
   if (value == InvalidXLogRecPtr) return false;
   *until = settings.layout.timestamp_bound(static_cast<uint64_t>(value));
   return true;
 }
 
-void raise_register(RepOriginId origin, int64_t until) {
-  if (origin == InvalidRepOriginId || replorigin_get_progress(origin, false) == InvalidXLogRecPtr)
+void raise_register(ReplOriginId origin, int64_t until) {
+  if (origin == InvalidReplOriginId || replorigin_get_progress(origin, false) == InvalidXLogRecPtr)
     return;
   replorigin_advance(origin, origin_lsn(until), InvalidXLogRecPtr, false, true);
 }
 
-void consult_register(RepOriginId origin) {
+void consult_register(ReplOriginId origin) {
   if (shared_node->origin_consulted) return;
   int64_t until = 0;
   const bool has_state = register_bound(origin, &until);
@@ -320,8 +320,8 @@ bool start_register_worker() {
 
 // Whether the origin last seen has a state (a look at shared memory only).
 bool register_has_state() {
-  const RepOriginId origin = shared_node->register_origin;
-  return origin != InvalidRepOriginId &&
+  const ReplOriginId origin = shared_node->register_origin;
+  return origin != InvalidReplOriginId &&
          replorigin_get_progress(origin, false) != InvalidXLogRecPtr;
 }
 
@@ -330,7 +330,7 @@ bool register_has_state() {
 void establish_register() {
   SetCurrentStatementStartTimestamp();
   StartTransactionCommand();
-  if (replorigin_by_name(kOriginName, true) == InvalidRepOriginId) {
+  if (replorigin_by_name(kOriginName, true) == InvalidReplOriginId) {
     // Committed before it gets a state: a state is given only to an origin
     // whose row is there for good (else a rolled-back row would leave a state
     // behind that the next origin of its id inherits).
@@ -342,8 +342,8 @@ void establish_register() {
   // No backend between its look-up and its write ("Locks" above).
   LockRelationOid(ReplicationOriginRelationId, ExclusiveLock);
   bool busy = false;
-  const RepOriginId origin = find_origin(true, &busy);
-  if (origin != InvalidRepOriginId) {
+  const ReplOriginId origin = find_origin(true, &busy);
+  if (origin != InvalidReplOriginId) {
     if (replorigin_get_progress(origin, false) == InvalidXLogRecPtr) {
       LWLockAcquire(shared_node->durable_lock, LW_EXCLUSIVE);
       if (bound_state() == BoundState::kKnown) {
@@ -365,13 +365,13 @@ void establish_register() {
 }  // namespace
 
 bool checkpointed_register_bound(uint16 origin, int64_t* until) {
-  if (origin == InvalidRepOriginId || compat::replication_origin_states() == 0) return false;
+  if (origin == InvalidReplOriginId || compat::replication_origin_states() == 0) return false;
   // The checkpoint's format (origin.c, CheckPointReplicationOrigin): a magic
   // number, one entry per origin with a state, a CRC-32C of all before it.
   // Anything else is not read: the consult after recovery still runs.
   constexpr uint32 kMagic = 0x1257DADE;
   struct Entry {
-    RepOriginId roident;
+    ReplOriginId roident;
     XLogRecPtr remote_lsn;
   };
   const int fd = OpenTransientFile("pg_logical/replorigin_checkpoint", O_RDONLY | PG_BINARY);
@@ -411,7 +411,7 @@ bool checkpointed_register_bound(uint16 origin, int64_t* until) {
 void clear_register() {
   if (compat::replication_origin_states() == 0 || !IsTransactionState()) return;
   const RegisterLock lock = lock_register(true);
-  if (lock.origin != InvalidRepOriginId &&
+  if (lock.origin != InvalidReplOriginId &&
       replorigin_get_progress(lock.origin, false) != InvalidXLogRecPtr) {
     // Its value 0 is no state here (register_bound); WAL-logged, and in the
     // checkpoint pg_upgrade's server writes at its shutdown.

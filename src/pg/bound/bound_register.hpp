@@ -4,19 +4,15 @@
 
 #include <cstdint>
 
-#include "../postgres.hpp"
-
-extern "C" {
-#include "replication/origin.h"
-}
+#include "../compat.hpp"  // ReplOriginId, replication/origin.h
 
 namespace snowflake::pg {
 
 // The locks that keep the origin from being dropped (or created and given a
 // state) while a backend reads or advances it, and the origin's id
-// (InvalidRepOriginId if there is none). Plain data: no destructor.
+// (InvalidReplOriginId if there is none). Plain data: no destructor.
 struct RegisterLock {
-  RepOriginId origin = InvalidRepOriginId;
+  ReplOriginId origin = InvalidReplOriginId;
   bool table = false;  // RowExclusiveLock on pg_replication_origin
   bool busy = false;   // a lock was held and `wait` was false: nothing taken
 };
@@ -29,16 +25,16 @@ RegisterLock lock_register(bool wait);
 void unlock_register(const RegisterLock& lock);
 
 // The bound the origin holds (a time of the layout); false if it has no state.
-bool register_bound(RepOriginId origin, int64_t* until);
+bool register_bound(ReplOriginId origin, int64_t* until);
 
 // Raises the origin to `until` if it has a state (never lowers it): WAL-logged,
 // flushed with the bound record that follows. Under durable_lock.
-void raise_register(RepOriginId origin, int64_t until);
+void raise_register(ReplOriginId origin, int64_t until);
 
 // Once per start, before the first ID (make_durable, adopt_bound) or before
 // the databases are checked: what the origin's value changes
 // (bound::at_origin). Under durable_lock, exclusively.
-void consult_register(RepOriginId origin);
+void consult_register(ReplOriginId origin);
 
 // consult_register() with its locks, in a process connected to a database (a
 // backend, the check of the databases), unless consulted already. With

@@ -128,7 +128,7 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn, int64_t until, int64_t starte
 // and the bound's, flushed together, then the state file. The caller holds
 // durable_lock exclusively (and the origin's locks); an error leaves the old
 // bound in force. Returns the record's position, for the standbys' wait.
-XLogRecPtr write_bound(int64_t until, RepOriginId origin) {
+XLogRecPtr write_bound(int64_t until, ReplOriginId origin) {
   until = bound::to_write(until, written());
   raise_register(origin, until);
   const XLogRecPtr lsn = log_bound(until);
