@@ -196,6 +196,16 @@ my $standby = SnowflakeTest::init_standby($primary, 'standby',
 	conf => ['max_replication_slots = 0']);
 $standby->start;
 SnowflakeTest::wait_for_bound_origin($primary);
+# IDs until the bound is written again, after the standby's backup, whatever
+# the timing (IDs issued at once may all be under the bound written before
+# it, a second ahead, and then nothing advances the origin).
+my $origin_status = q{(SELECT s.remote_lsn FROM pg_catalog.pg_replication_origin_status s
+	JOIN pg_catalog.pg_replication_origin o ON o.roident = s.local_id
+	WHERE o.roname = 'snowflake_bound')};
+my $origin_before = $primary->safe_psql('postgres', "SELECT $origin_status");
+$primary->poll_query_until('postgres',
+	"SELECT snowflake_nextval() > 0 AND $origin_status > '$origin_before'::pg_lsn")
+  or die 'the primary never wrote its bound again';
 $primary->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)');
 ok( $standby->wait_for_log(
 		qr/FATAL:  could not find free replication state slot for replication origin with ID \d+\n.*HINT:  Increase max_replication_slots and try again\./
