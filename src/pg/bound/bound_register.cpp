@@ -82,6 +82,7 @@
 #include "../text.hpp"
 #include "../time.hpp"
 #include "durable.hpp"
+#include "marks.hpp"
 #include "state_file.hpp"
 
 extern "C" {
