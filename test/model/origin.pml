@@ -265,9 +265,9 @@ inline consult_origin() {
 #endif
 }
 
-/* the "snowflake bound register" worker (bound_register.cpp): the origin's
- * first state, the durable bound in force, as soon as the bound is known
- * (O9) */
+/* the "snowflake bound register" worker (bound_register_worker.cpp,
+ * establish_register in bound_register.cpp): the origin's first state, the
+ * durable bound in force, as soon as the bound is known (O9) */
 inline establish() {
   if :: bstate == KNOWN && !org -> org = true; ov = written :: else -> skip fi
 }
