@@ -62,8 +62,8 @@
 // template) issued nothing here; the check counts it as absent. A copy or
 // pg_upgrade without pg_snowflake/ has no vouch, and the vouches are removed
 // once the state file exists, so a copy that skips only the state file is not
-// trusted on their word. What no hook sees (README, "Backups and
-// point-in-time recovery"; doc/model.md, assumptions O6 and O7): a copy that
+// trusted on their word. What no hook sees (doc/backups.md, "A bound found
+// unknown stays unknown"; doc/model.md, assumptions O6 and O7): a copy that
 // never ran with the preload, in which the extension is dropped and created
 // again before the preload is added, vouches for the new extension; and the
 // IDs a dropped extension left in its tables (a drop while the bound is known
