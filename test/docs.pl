@@ -11,7 +11,9 @@
 # - every path of the repository a tracked file names (doc/..., test/...,
 #   src/..., scripts/..., and any NAME.md) exists;
 # - the table of CONTRIBUTING.md, "Tests", has a row for each layer of
-#   scripts/test.sh, in its order (ALL_LAYERS), and no other.
+#   scripts/test.sh, in its order (ALL_LAYERS), and no other;
+# - no source file under src/ is over 500 lines: a file has one job, which
+#   its header states and src/README.md's map names (issue 46).
 #
 # CHANGELOG.md is history: what it names was true of its release, and is not
 # checked. Run from the top of the checkout: prove test/docs.pl.
@@ -276,5 +278,20 @@ for my $row (split /\n/, $table // '')
 }
 is_deeply(\@rows, \@layers,
 	"CONTRIBUTING.md's table of the layers names scripts/test.sh's ALL_LAYERS, in order (@layers)");
+
+## The sources' size ----------------------------------------------------------
+
+# A file longer than this does more than one job: split it by job (each
+# file's header stating its own, src/README.md's map naming it), not in
+# halves.
+my $most_lines = 500;
+my @long;
+for my $source (sort grep { m{^src/} && -f $_ && -T $_ } @tracked)
+{
+	my $lines = () = slurp($source) =~ /\n/g;
+	push @long, "$source: $lines lines" if $lines > $most_lines;
+}
+is(scalar @long, 0, "no file under src/ is over $most_lines lines")
+  or diag join("\n", @long);
 
 done_testing();

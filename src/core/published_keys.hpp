@@ -1,6 +1,6 @@
 // Key sets handed by the one process that reads the key file to every other
-// process of the server, in shared memory (issue 45; src/pg/public_id.cpp says
-// who reads, publishes and takes them).
+// process of the server, in shared memory (issue 45; src/pg/public_id_keys.cpp
+// says who reads, publishes and takes them).
 //
 // Each publication is a generation: a number, never 0, one more than the last,
 // with the KeySet and the source it came from (the file's path). The table

@@ -16,7 +16,7 @@
 #include "library.hpp"
 #include "node.hpp"
 #include "postgres.hpp"
-#include "public_id.hpp"
+#include "public_id_keys.hpp"
 #include "registry/registry.hpp"
 #include "settings.hpp"
 

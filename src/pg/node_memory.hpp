@@ -49,7 +49,8 @@ struct SharedNode {
   // The registry worker warned that the origin could not be set up (once).
   bool register_warned;
   // The replication origin of the bound as last looked up by name (0: not
-  // yet), for the registry worker's look at its state (bound_register.cpp).
+  // yet), for the registry worker's look at its state
+  // (bound_register_worker.cpp).
   uint16 register_origin;
   // Why the start read no state file ("was missing", "was damaged (...)",
   // "could not be opened (...)"), or ""; written by the postmaster.

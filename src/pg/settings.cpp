@@ -15,7 +15,7 @@
 
 #include "../core/layout_text.hpp"
 #include "postgres.hpp"
-#include "public_id.hpp"
+#include "public_id_keys.hpp"
 #include "settings_layout.hpp"
 #include "text.hpp"
 
@@ -199,8 +199,8 @@ void define_settings() {
       nullptr, nullptr);
   // End of the registry's settings. ---------------------------------------------
 
-  // Public IDs (issue 40): the file of their keys; public_id.cpp reads it. A
-  // path, never a key: PostgreSQL logs a setting's new value at reload.
+  // Public IDs (issue 40): the file of their keys; public_id_keys.cpp reads
+  // it. A path, never a key: PostgreSQL logs a setting's new value at reload.
   if (process_shared_preload_libraries_in_progress) require_public_id_keys_at_start();
   DefineCustomStringVariable(
       "snowflake.public_id_keys_file",

@@ -38,7 +38,7 @@ struct Settings {
   // Derived from registry by its assign hook: it is not empty.
   bool registry_configured = false;
 
-  // Public IDs (issue 40, public_id.cpp): the path of the file of their keys
+  // Public IDs (issue 40, public_id_keys.cpp): the path of the file of their keys
   // ("" = none). Reload; superusers only.
   char* public_id_keys_file = nullptr;
 };

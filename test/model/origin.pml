@@ -4,9 +4,9 @@
  * and pg_upgrade leave on disk. The ORIGIN configuration of
  * test/model/run.sh; doc/model.md explains it and states what is bounded.
  * Every step names the function in src/ it models (bound_origin.cpp,
- * durable.cpp, state_file.cpp, bound_check.cpp, bound_wal.cpp). Where the
- * model found a fault in today's rules, the default is the fix and today's
- * behaviour the mutant named after the fault (GIVEN_DESPITE_MARKS).
+ * durable.cpp, state_file.cpp, marks.cpp, bound_check.cpp, bound_wal.cpp).
+ * Where the model found a fault in today's rules, the default is the fix and
+ * today's behaviour the mutant named after the fault (GIVEN_DESPITE_MARKS).
  * (snowflake.pml checks the durable bound step by step, registry.pml the
  * leases; here the generator is one step.) Mutants (run.sh; MUTANT_*
  * unless said): NO_MARKS and NO_UPGRADE_MARK (1.6's rules (a) and (c)),
@@ -211,7 +211,7 @@ bool orphans;           /* a drop left IDs in tables without the extension (O10)
 #define VOUCHED(d) (vouch[d])
 #endif
 
-/* state_file.cpp append_unknown_mark: on disk first */
+/* marks.cpp append_unknown_mark: on disk first */
 inline append_mark() {
 #ifndef MUTANT_NO_MARKS
   marks = true
@@ -265,9 +265,9 @@ inline consult_origin() {
 #endif
 }
 
-/* the "snowflake bound register" worker (bound_register.cpp): the origin's
- * first state, the durable bound in force, as soon as the bound is known
- * (O9) */
+/* the "snowflake bound register" worker (bound_register_worker.cpp,
+ * establish_register in bound_register.cpp): the origin's first state, the
+ * durable bound in force, as soon as the bound is known (O9) */
 inline establish() {
   if :: bstate == KNOWN && !org -> org = true; ov = written :: else -> skip fi
 }

@@ -2,8 +2,8 @@
 # there, as Kubernetes operators (CloudNativePG's image volumes) load
 # extensions on PostgreSQL 18 and later: extension_control_path finds the
 # control file and the SQL scripts under DIR/share/extension,
-# dynamic_library_path the library in DIR/lib (README, "Into a directory of
-# its own").
+# dynamic_library_path the library in DIR/lib (doc/install.md, "Into a
+# directory of its own").
 #
 # DIR is what `make install datadir=DIR/share pkglibdir=DIR/lib` wrote
 # (scripts/test.sh tap runs it and names DIR in SNOWFLAKE_EXTENSION_DIR); run

@@ -17,11 +17,15 @@
 # 3. A file of 1.6 or earlier (version 1, no system identifier) is still
 #    trusted, and written as version 3 (1.8, which records the system
 #    identifier too) at the next write.
+# The file a node writes has the size the README gives it ("a N-byte state
+# file").
 use strict;
 use warnings FATAL => 'all';
 
+use File::Basename qw(dirname);
 use File::Copy qw(copy);
 use File::Path qw(make_path);
+use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -94,6 +98,10 @@ $node_a->stop;
 my $a_state = read_state(state_file($node_a));
 is($a_state->{version}, 3, 'A writes a state file of version 3');
 is($a_state->{system_identifier}, $a_system, 'that records A\'s system identifier');
+my ($readme_bytes) =
+  slurp_file(dirname(File::Spec->rel2abs(__FILE__)) . '/../../README.md') =~ /\ba (\d+)-byte\s+state\s+file\b/;
+is($a_state->{size}, $readme_bytes,
+	"A's state file has the size the README states (\"a N-byte state file\")");
 
 # B runs a day ahead: its clock, and so its IDs.
 my $node_b = SnowflakeTest::init_node(

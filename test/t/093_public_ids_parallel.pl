@@ -1,5 +1,5 @@
 # Public IDs in parallel queries, and the key file checked before it is
-# opened (issue 45; src/pg/public_id.cpp states the protocol).
+# opened (issue 45; src/pg/public_id_keys.cpp states the protocol).
 #
 # A parallel worker never reads the key file: it uses exactly the keys of its
 # leader. So a file made unreadable, deleted or moved without a reload (or

@@ -23,6 +23,7 @@
 #include "bound_register.hpp"
 #include "durable.hpp"
 #include "../library.hpp"
+#include "marks.hpp"
 #include "state_file.hpp"
 #include "../node_memory.hpp"
 #include "../postgres.hpp"

@@ -57,13 +57,13 @@
 // update scripts), which acts only if the extension's members were all made
 // by the current transaction. Without the preload no ID can be
 // issued on this server, so, if the data directory has no state file and no
-// marks, it leaves a vouch in pg_snowflake/ (state_file.cpp): this database's
+// marks, it leaves a vouch in pg_snowflake/ (marks.cpp): this database's
 // extension (that OID, in this database or a database copied from it as a
 // template) issued nothing here; the check counts it as absent. A copy or
 // pg_upgrade without pg_snowflake/ has no vouch, and the vouches are removed
 // once the state file exists, so a copy that skips only the state file is not
-// trusted on their word. What no hook sees (README, "Backups and
-// point-in-time recovery"; doc/model.md, assumptions O6 and O7): a copy that
+// trusted on their word. What no hook sees (doc/backups.md, "A bound found
+// unknown stays unknown"; doc/model.md, assumptions O6 and O7): a copy that
 // never ran with the preload, in which the extension is dropped and created
 // again before the preload is added, vouches for the new extension; and the
 // IDs a dropped extension left in its tables (a drop while the bound is known
@@ -80,6 +80,7 @@
 #include "../node_memory.hpp"
 #include "../postgres.hpp"
 #include "../registry/registry.hpp"
+#include "marks.hpp"
 #include "state_file.hpp"
 #include "../text.hpp"
 

@@ -43,12 +43,13 @@
 //   an unknown bound win over it.
 // - Only an origin that already has a replication state is advanced by
 //   backends, so a backend never fails for want of a free state slot. The
-//   "snowflake bound register" worker, which the registry worker starts once
-//   per start on a primary while the bound is known (the registry worker is
-//   connected to no database, and pg_replication_origin is a catalog only a
-//   backend connected to one reads), creates the origin (a catalog insert,
-//   committed first) and gives it its first state, the durable bound in
-//   force; a failure (no free state: max_replication_slots, from 18
+//   "snowflake bound register" worker (bound_register_worker.cpp), which the
+//   registry worker starts once per start on a primary while the bound is
+//   known (the registry worker is connected to no database, and
+//   pg_replication_origin is a catalog only a backend connected to one
+//   reads), creates the origin (a catalog insert, committed first) and gives
+//   it its first state, the durable bound in force (establish_register); a
+//   failure (no free state: max_replication_slots, from 18
 //   max_active_replication_origins, is 0 or used up) is a WARNING once and a
 //   retry a minute later, never an error of snowflake_nextval().
 // - pg_upgrade carries no origin; a new cluster tried out first has its own,
@@ -75,37 +76,25 @@
 #include <algorithm>
 
 #include "../compat.hpp"
-#include "../library.hpp"
 #include "../node.hpp"
 #include "../node_memory.hpp"
 #include "../settings.hpp"
 #include "../text.hpp"
 #include "../time.hpp"
 #include "durable.hpp"
+#include "marks.hpp"
 #include "state_file.hpp"
 
 extern "C" {
-#include "access/heapam.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "catalog/pg_database.h"
-#include "commands/dbcommands.h"
-#include "postmaster/bgworker.h"
 #include "storage/lmgr.h"
-#include "tcop/tcopprot.h"
 #include "utils/inval.h"
-#include "utils/memutils.h"
-#include "utils/snapmgr.h"
 }
 
 namespace snowflake::pg {
 
 namespace {
 
-constexpr char kOriginName[] = "snowflake_bound";
 constexpr LOCKMODE kOriginLock = AccessShareLock;  // a drop takes AccessExclusiveLock (16+)
-constexpr long kEstablishRetryMs = 60 * 1000;
-constexpr long kLockRetryMs = 1000;
 
 bool lock_origin_object(ReplOriginId origin, bool wait) {
   LOCKTAG tag;
@@ -125,14 +114,14 @@ void unlock_origin_object(ReplOriginId origin) {
 // The origin by name, its object lock taken; InvalidReplOriginId if there is
 // none (or, with `wait` false, if its lock is held: *busy).
 ReplOriginId find_origin(bool wait, bool* busy) {
-  const ReplOriginId origin = replorigin_by_name(kOriginName, true);
+  const ReplOriginId origin = replorigin_by_name(kBoundOriginName, true);
   if (origin == InvalidReplOriginId) return origin;
   if (!lock_origin_object(origin, wait)) {
     *busy = true;
     return InvalidReplOriginId;
   }
   // Dropped (and its id perhaps reused) while this waited: not ours.
-  if (replorigin_by_name(kOriginName, true) == origin) {
+  if (replorigin_by_name(kBoundOriginName, true) == origin) {
     // For the registry worker's look, and the state file's record (none in a
     // server without the preload: pg_upgrade's, clear_register).
     if (shared_node != nullptr) shared_node->register_origin = origin;
@@ -168,7 +157,7 @@ void report_state_file_older(int64_t file_durable, int64_t until) {
                      "here after the file was written, as with a copy of it from a backup, a "
                      "standby or any earlier copy put back. The node takes the later bound, and "
                      "writes the state file anew.",
-                     bound_text(file_durable), kOriginName, bound_text(until)),
+                     bound_text(file_durable), kBoundOriginName, bound_text(until)),
            errhint("Nothing to do. Never put back an older copy of pg_snowflake/state: it "
                    "cannot vouch for a newer data directory.")));
 }
@@ -184,7 +173,7 @@ void report_taken(const bound::FromOrigin& from, int64_t file_durable) {
   ereport(WARNING,
           (errmsg("snowflake: took the bound above this data directory's IDs from the "
                   "replication origin \"%s\"",
-                  kOriginName),
+                  kBoundOriginName),
            errdetail("pg_snowflake/state %s when the server started; the origin, which WAL and "
                      "checkpoints keep with the data, holds the durable bound %s. The state "
                      "file is written anew with it.",
@@ -265,76 +254,16 @@ void consult_register_connected(bool wait) {
   unlock_register(lock);
 }
 
-namespace {
-
-// The registry worker's handle of the "snowflake bound register" worker it
-// started, while that one runs, and when to look again.
-BackgroundWorkerHandle* register_worker = nullptr;
-TimestampTz next_look = 0;
-
-// The database the "snowflake bound register" worker connects to (the origin
-// is in a shared catalog, but a backend must be connected to some database
-// to read or write a catalog other than the few the relation cache loads
-// without one): the first one in OID order that is neither a template nor
-// closed to connections, else template1.
-Oid register_database() {
-  Oid chosen = InvalidOid;
-  MemoryContext caller = CurrentMemoryContext;
-  SetCurrentStatementStartTimestamp();
-  StartTransactionCommand();
-  (void)GetTransactionSnapshot();
-  Relation relation = table_open(DatabaseRelationId, AccessShareLock);
-  TableScanDesc scan = table_beginscan_catalog(relation, 0, nullptr);
-  HeapTuple tuple;
-  while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
-    const auto* form = reinterpret_cast<Form_pg_database>(GETSTRUCT(tuple));
-    if (database_is_invalid_form(const_cast<Form_pg_database>(form)) || form->datistemplate ||
-        !form->datallowconn)
-      continue;
-    if (!OidIsValid(chosen) || form->oid < chosen) chosen = form->oid;
-  }
-  table_endscan(scan);
-  table_close(relation, AccessShareLock);
-  CommitTransactionCommand();
-  MemoryContextSwitchTo(caller);
-  return OidIsValid(chosen) ? chosen : Oid{Template1DbOid};
-}
-
-bool start_register_worker() {
-  BackgroundWorker worker;
-  memset(&worker, 0, sizeof(worker));
-  worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-  worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-  worker.bgw_restart_time = BGW_NEVER_RESTART;
-  worker_library_name(worker.bgw_library_name, sizeof(worker.bgw_library_name));
-  strlcpy(worker.bgw_function_name, "snowflake_bound_register_main", BGW_MAXLEN);
-  strlcpy(worker.bgw_name, "snowflake bound register", BGW_MAXLEN);
-  strlcpy(worker.bgw_type, "snowflake bound register", BGW_MAXLEN);
-  worker.bgw_main_arg = ObjectIdGetDatum(register_database());
-  worker.bgw_notify_pid = MyProcPid;
-  MemoryContext previous = MemoryContextSwitchTo(TopMemoryContext);
-  const bool started = RegisterDynamicBackgroundWorker(&worker, &register_worker);
-  MemoryContextSwitchTo(previous);
-  return started;
-}
-
-// Whether the origin last seen has a state (a look at shared memory only).
-bool register_has_state() {
-  const ReplOriginId origin = shared_node->register_origin;
-  return origin != InvalidReplOriginId &&
-         replorigin_get_progress(origin, false) != InvalidXLogRecPtr;
-}
-
 // The "snowflake bound register" worker's work: the origin created if it is
 // missing, then its first state, the durable bound in force.
 void establish_register() {
   SetCurrentStatementStartTimestamp();
   StartTransactionCommand();
-  if (replorigin_by_name(kOriginName, true) == InvalidReplOriginId) {
+  if (replorigin_by_name(kBoundOriginName, true) == InvalidReplOriginId) {
     // Committed before it gets a state: a state is given only to an origin
     // whose row is there for good (else a rolled-back row would leave a state
     // behind that the next origin of its id inherits).
-    (void)replorigin_create(kOriginName);
+    (void)replorigin_create(kBoundOriginName);
     CommitTransactionCommand();
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
@@ -352,7 +281,7 @@ void establish_register() {
         XLogFlush(GetXLogInsertRecPtr());
         ereport(LOG, (errmsg("snowflake: the replication origin \"%s\" keeps the durable bound "
                              "from now on (%s)",
-                             kOriginName, bound_text(value))));
+                             kBoundOriginName, bound_text(value))));
       }
       LWLockRelease(shared_node->durable_lock);
     }
@@ -361,8 +290,6 @@ void establish_register() {
   }
   CommitTransactionCommand();
 }
-
-}  // namespace
 
 bool checkpointed_register_bound(uint16 origin, int64_t* until) {
   if (origin == InvalidReplOriginId || compat::replication_origin_states() == 0) return false;
@@ -418,104 +345,9 @@ void clear_register() {
     replorigin_advance(lock.origin, InvalidXLogRecPtr, InvalidXLogRecPtr, true, true);
     ereport(LOG, (errmsg("snowflake: cleared the replication origin \"%s\": it covers none of "
                          "the data pg_upgrade brings",
-                         kOriginName)));
+                         kBoundOriginName)));
   }
   unlock_register(lock);
 }
 
-long step_register() {
-  if (RecoveryInProgress() || bound_state() != BoundState::kKnown) return -1;
-  if (compat::replication_origin_states() == 0) {
-    if (!shared_node->register_warned) {
-      shared_node->register_warned = true;
-      ereport(WARNING,
-              (errmsg("snowflake: %s = 0 leaves no replication origin state for the bound",
-                      compat::kReplicationOriginStatesSetting),
-               errdetail("The replication origin \"%s\" keeps a second copy of the durable "
-                         "bound with the data directory; without it a copy of "
-                         "pg_snowflake/state from a backup or a standby, put back, is trusted "
-                         "as the current one, and a missing or damaged one is answered only by "
-                         "the check of the databases.",
-                         kOriginName),
-               errhint("Set %s to 1 or more (one more than the server's own logical "
-                       "replication needs) and restart the server.",
-                       compat::kReplicationOriginStatesSetting)));
-    }
-    return -1;
-  }
-  if (register_worker != nullptr) {
-    pid_t pid;
-    if (GetBackgroundWorkerPid(register_worker, &pid) != BGWH_STOPPED) return kLockRetryMs;
-    pfree(register_worker);
-    register_worker = nullptr;
-  }
-  const TimestampTz now = GetCurrentTimestamp();
-  if (now < next_look) return static_cast<long>((next_look - now) / 1000) + 1;
-  // Looked at again every minute: an operator may drop it. Once per start the
-  // worker runs whatever it finds: it consults the origin, before any ID.
-  next_look = now + static_cast<TimestampTz>(kEstablishRetryMs) * 1000;
-  if (shared_node->origin_consulted && register_has_state()) return kEstablishRetryMs;
-  if (!start_register_worker() && !shared_node->register_warned) {
-    shared_node->register_warned = true;
-    ereport(WARNING,
-            (errmsg("snowflake: no background worker slot is free to set up the replication "
-                    "origin \"%s\" for the bound",
-                    kOriginName),
-             errdetail("The origin keeps a second copy of the durable bound with the data "
-                       "directory; until it has one, a copy of pg_snowflake/state from a backup "
-                       "or a standby, put back, is trusted as the current one. The registry "
-                       "worker tries again every %ld s.",
-                       kEstablishRetryMs / 1000),
-             errhint("Raise max_worker_processes by 1 and restart the server.")));
-  }
-  return kEstablishRetryMs;
-}
-
 }  // namespace snowflake::pg
-
-using namespace snowflake::pg;
-
-extern "C" PGDLLEXPORT void snowflake_bound_register_main(Datum);
-
-// Sets up the replication origin of the bound, connected to `database`; a
-// failure is a WARNING, once (the registry worker tries again a minute later).
-void snowflake_bound_register_main(Datum database) {
-  pqsignal(SIGTERM, die);
-  BackgroundWorkerUnblockSignals();
-  BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(database), InvalidOid,
-                                            BGWORKER_BYPASS_ALLOWCONN);
-  MemoryContext caller = CurrentMemoryContext;
-  PG_TRY();
-  {
-    // Is the state file older than the data directory? Told at once, not at
-    // the first ID: a stop before it would leave the older file to
-    // pg_upgradecluster's hook or to snowflake_restore_bound().
-    SetCurrentStatementStartTimestamp();
-    StartTransactionCommand();
-    consult_register_connected(true);
-    CommitTransactionCommand();
-    establish_register();
-  }
-  PG_CATCH();
-  {
-    MemoryContextSwitchTo(caller);
-    ErrorData* error = CopyErrorData();
-    FlushErrorState();
-    AbortCurrentTransaction();
-    if (!shared_node->register_warned) {
-      shared_node->register_warned = true;
-      ereport(WARNING,
-              (errmsg("snowflake: could not set up the replication origin \"%s\" for the bound",
-                      kOriginName),
-               errdetail("%s. The origin keeps a second copy of the durable bound with the data "
-                         "directory; until it has one, a copy of pg_snowflake/state from a backup "
-                         "or a standby, put back, is trusted as the current one. The registry "
-                         "worker tries again every %ld s.",
-                         error->message, kEstablishRetryMs / 1000),
-               errhint("Raise %s by 1 and restart the server.",
-                       compat::kReplicationOriginStatesSetting)));
-    }
-  }
-  PG_END_TRY();
-  proc_exit(0);
-}

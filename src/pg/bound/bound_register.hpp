@@ -1,5 +1,7 @@
 // The durable bound's second copy, in the replication origin
-// "snowflake_bound" (bound_register.cpp states why and how).
+// "snowflake_bound" (bound_register.cpp states why and how), and the
+// "snowflake bound register" worker that sets it up
+// (bound_register_worker.cpp).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +9,8 @@
 #include "../compat.hpp"  // ReplOriginId, replication/origin.h
 
 namespace snowflake::pg {
+
+constexpr char kBoundOriginName[] = "snowflake_bound";
 
 // The locks that keep the origin from being dropped (or created and given a
 // state) while a backend reads or advances it, and the origin's id
@@ -54,6 +58,11 @@ void report_state_file_older(int64_t file_durable, int64_t until);
 // up while the new cluster was tried out, cleared (it covers none of the
 // data that arrives), in a transaction; nothing outside one.
 void clear_register();
+
+// The "snowflake bound register" worker's work, in a process connected to a
+// database: the origin created if it is missing, then its first state, the
+// durable bound in force.
+void establish_register();
 
 // The registry worker, once recovery is over and the bound is known: starts
 // the short-lived "snowflake bound register" worker once per start, which

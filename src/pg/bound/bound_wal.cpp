@@ -11,6 +11,7 @@
 #include "../node.hpp"
 #include "../node_memory.hpp"
 #include "../settings.hpp"
+#include "marks.hpp"
 #include "state_file.hpp"
 #include "../time.hpp"
 

@@ -56,6 +56,7 @@
 #include "../postgres.hpp"
 #include "../registry/registry.hpp"
 #include "../settings.hpp"
+#include "marks.hpp"
 #include "state_file.hpp"
 #include "../text.hpp"
 #include "../time.hpp"

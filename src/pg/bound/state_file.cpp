@@ -1,8 +1,7 @@
-// The files of pg_snowflake/ (state_file.hpp): the state file and the vouches.
+// The state file pg_snowflake/state, and its directory (state_file.hpp).
 // Only one process writes the state file at a time: a backend or the
 // operator's adoption under durable_lock, the startup process in redo, the
-// postmaster at a clean shutdown. Each vouch is a file of its own, written
-// once by the backend that created the extension.
+// postmaster at a clean shutdown.
 #include "state_file.hpp"
 
 #include <algorithm>
@@ -13,16 +12,15 @@
 
 #include "../node_memory.hpp"
 #include "../settings.hpp"
+#include "marks.hpp"
 
 namespace snowflake::pg {
 
 namespace {
 
-constexpr char kStateDirectory[] = "pg_snowflake";
 constexpr char kStatePath[] = "pg_snowflake/state";
 constexpr char kStateTempPath[] = "pg_snowflake/state.tmp";
 constexpr char kGivenPath[] = "pg_snowflake/given";
-constexpr char kUnknownPath[] = "pg_snowflake/unknown";
 constexpr uint32 kStateMagic = 0x534e4f57;  // "SNOW"
 // Version 3 (1.8) records the durable bound in force when the file was
 // written beside the bound the generator restores (they differ only in the
@@ -172,8 +170,6 @@ bool read_state(const char* path, StateFile* file, bound::Unread* why, char* pro
   return true;
 }
 
-constexpr char kVouchPrefix[] = "created.";
-
 // The bound in `file` as a time of this server's layout, warning if the
 // layout changed since it was written.
 int64_t bound_of(const StateFile& file) {
@@ -196,6 +192,8 @@ int64_t bound_of(const StateFile& file) {
   return layout.timestamp_bound(file.id_bound);
 }
 
+}  // namespace
+
 // Makes pg_snowflake/ if it is missing, durably; false (raised at `elevel`)
 // if it cannot.
 bool make_state_directory(int elevel) {
@@ -209,15 +207,13 @@ bool make_state_directory(int elevel) {
   return false;
 }
 
-void remove_file(const char* path, int elevel) {
+void remove_state_entry(const char* path, int elevel) {
   if (unlink(path) == 0) {
     (void)fsync_fname_ext(kStateDirectory, true, false, elevel);
   } else if (errno != ENOENT) {
     ereport(elevel, (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", path)));
   }
 }
-
-}  // namespace
 
 // Writes the bound `until` (and the durable bound in force) to the state
 // file durably: a complete new file, fsynced, then renamed over the old one.
@@ -311,93 +307,8 @@ bool read_given_state_file(int64_t* until) {
 }
 
 void remove_given_state_file(int elevel) {
-  remove_file(kGivenPath, elevel);
+  remove_state_entry(kGivenPath, elevel);
 }
-
-bool append_unknown_mark(const char* clause, const char* databases, int elevel) {
-  if (!make_state_directory(elevel)) return false;
-  const int fd = OpenTransientFile(kUnknownPath, O_CREAT | O_WRONLY | O_APPEND | PG_BINARY);
-  if (fd < 0) {
-    ereport(elevel,
-            (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kUnknownPath)));
-    return false;
-  }
-  char line[kUnknownMarkMax];
-  const int length = snprintf(line, sizeof(line), "%s\t%s\n", clause, databases);
-  const size_t wanted = std::min(static_cast<size_t>(length), sizeof(line) - 1);
-  line[wanted - 1] = '\n';  // cut short, a mark still ends its line
-  errno = 0;
-  const bool written = write(fd, line, wanted) == static_cast<ssize_t>(wanted);
-  if (!written && errno == 0) errno = ENOSPC;
-  const bool synced = written && pg_fsync(fd) == 0;
-  const int saved_errno = errno;
-  CloseTransientFile(fd);
-  if (!synced) {
-    errno = saved_errno;
-    ereport(elevel, (errcode_for_file_access(), errmsg("could not %s file \"%s\": %m",
-                                                       written ? "fsync" : "write", kUnknownPath)));
-    return false;
-  }
-  return fsync_fname_ext(kStateDirectory, true, false, elevel) == 0;
-}
-
-// Each mark is "clause<TAB>databases"; marks of one clause are said once,
-// with their databases listed in its %s.
-bool read_unknown_marks(char* out, size_t size) {
-  const int fd = OpenTransientFile(kUnknownPath, O_RDONLY | PG_BINARY);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    // Unreadable marks still mark the bound unknown.
-    strlcpy(out, "pg_snowflake/unknown cannot be read", size);
-    return true;
-  }
-  char text[4 * kUnknownMarkMax];
-  const ssize_t got = read(fd, text, sizeof(text) - 1);
-  CloseTransientFile(fd);
-  text[std::max<ssize_t>(got, 0)] = '\0';
-  constexpr int kClauses = 8;
-  const char* clauses[kClauses];
-  char databases[kClauses][kUnknownMarkMax];
-  int count = 0;
-  char* next = text;
-  for (char* line = strsep(&next, "\n"); line != nullptr; line = strsep(&next, "\n")) {
-    char* names = strchr(line, '\t');
-    if (names == nullptr) continue;
-    *names++ = '\0';
-    int i = 0;
-    while (i < count && strcmp(clauses[i], line) != 0) i++;
-    if (i == count) {
-      if (count == kClauses) continue;
-      clauses[count] = line;
-      databases[count++][0] = '\0';
-    }
-    if (strstr(databases[i], names) != nullptr) continue;
-    if (databases[i][0] != '\0') strlcat(databases[i], ", ", sizeof(databases[i]));
-    strlcat(databases[i], names, sizeof(databases[i]));
-  }
-  out[0] = '\0';
-  for (int i = 0; i < count; i++) {
-    if (i > 0) strlcat(out, "; ", size);
-    const char* hole = strstr(clauses[i], "%s");
-    const size_t before =
-        hole != nullptr ? static_cast<size_t>(hole - clauses[i]) : strlen(clauses[i]);
-    const size_t used = strlen(out);
-    if (used + before < size) {
-      memcpy(out + used, clauses[i], before);
-      out[used + before] = '\0';
-    }
-    if (hole == nullptr) continue;
-    strlcat(out, databases[i], size);
-    strlcat(out, hole + 2, size);
-  }
-  if (out[0] == '\0') strlcpy(out, "pg_snowflake/unknown marks it unknown", size);
-  return true;
-}
-
-void remove_unknown_marks(int elevel) {
-  remove_file(kUnknownPath, elevel);
-}
-
 uint64_t read_other_state_file(const char* data_directory) {
   // This server's own state file is the one whose bound is in question: a
   // copy of it that an operator put back is older than this data directory.
@@ -443,7 +354,7 @@ uint64_t read_other_state_file(const char* data_directory) {
                            "issued: SELECT snowflake_set_bound('...').")));
   }
   // Its own bound unknown, its state file does not cover its data either.
-  snprintf(path, sizeof(path), "%s/%s", data_directory, kUnknownPath);
+  snprintf(path, sizeof(path), "%s/%s", data_directory, kUnknownMarksPath);
   if (access(path, F_OK) == 0) {
     ereport(ERROR,
             (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -459,63 +370,4 @@ uint64_t read_other_state_file(const char* data_directory) {
 bool state_file_exists() {
   return access(kStatePath, F_OK) == 0;
 }
-
-// A vouch is the empty file pg_snowflake/created.<database>.<extension>
-// (OIDs): a copy or a pg_upgrade that skips pg_snowflake/ has none.
-void vouch_for_creation(Oid database, Oid extension) {
-  char path[MAXPGPATH];
-  snprintf(path, sizeof(path), "%s/%s%u.%u", kStateDirectory, kVouchPrefix, database, extension);
-  if (!make_state_directory(WARNING)) return;
-  const int fd = OpenTransientFile(path, O_CREAT | O_WRONLY | PG_BINARY);
-  if (fd < 0) {
-    ereport(WARNING, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", path)));
-    return;
-  }
-  const bool synced = pg_fsync(fd) == 0;
-  CloseTransientFile(fd);
-  if (!synced) {
-    ereport(WARNING, (errcode_for_file_access(), errmsg("could not fsync file \"%s\": %m", path)));
-    return;
-  }
-  // The new entry durable too.
-  (void)fsync_fname_ext(kStateDirectory, true, false, WARNING);
-}
-
-bool vouched(Oid extension) {
-  char suffix[16];
-  snprintf(suffix, sizeof(suffix), ".%u", extension);
-  DIR* directory = AllocateDir(kStateDirectory);
-  if (directory == nullptr) return false;  // no pg_snowflake/: no vouch at all
-  const size_t prefix_length = strlen(kVouchPrefix);
-  bool found = false;
-  struct dirent* entry;
-  while (!found && (entry = ReadDirExtended(directory, kStateDirectory, LOG)) != nullptr) {
-    // created.<database>.<extension>: the extension's OID follows the second dot.
-    if (strncmp(entry->d_name, kVouchPrefix, prefix_length) != 0) continue;
-    const char* second_dot = strchr(entry->d_name + prefix_length, '.');
-    found = second_dot != nullptr && strcmp(second_dot, suffix) == 0;
-  }
-  FreeDir(directory);
-  return found;
-}
-
-void remove_vouches(int elevel) {
-  DIR* directory = AllocateDir(kStateDirectory);
-  if (directory == nullptr) return;
-  bool removed = false;
-  struct dirent* entry;
-  while ((entry = ReadDirExtended(directory, kStateDirectory, elevel)) != nullptr) {
-    if (strncmp(entry->d_name, kVouchPrefix, strlen(kVouchPrefix)) != 0) continue;
-    char path[MAXPGPATH];
-    snprintf(path, sizeof(path), "%s/%s", kStateDirectory, entry->d_name);
-    if (unlink(path) != 0 && errno != ENOENT) {
-      ereport(elevel,
-              (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", path)));
-    }
-    removed = true;
-  }
-  FreeDir(directory);
-  if (removed) (void)fsync_fname_ext(kStateDirectory, true, false, elevel);
-}
-
 }  // namespace snowflake::pg

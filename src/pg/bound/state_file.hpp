@@ -1,7 +1,7 @@
-// The files of pg_snowflake/: the state file (the bound above the node's IDs,
-// durable.cpp states the protocol) and the vouches of databases whose
-// extension was created while this server could issue nothing (durable.cpp,
-// "Where the bound comes from").
+// The state file pg_snowflake/state: the bound above the node's IDs
+// (durable.cpp states the protocol), of this data directory, of another one
+// (snowflake_restore_bound) and the one Debian's hook gives (`given`); and
+// the directory pg_snowflake/, which marks.hpp's files share.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,16 @@
 #include "../postgres.hpp"
 
 namespace snowflake::pg {
+
+constexpr char kStateDirectory[] = "pg_snowflake";
+
+// Makes pg_snowflake/ if it is missing, durably; false (raised at `elevel`)
+// if it cannot.
+bool make_state_directory(int elevel);
+
+// Removes the file `path` of pg_snowflake/, durably; a failure other than its
+// absence is raised at `elevel`.
+void remove_state_entry(const char* path, int elevel);
 
 // Writes the bound `until` to pg_snowflake/state durably, with the durable
 // bound in force `durable` (at least `until`; above it in the exact bound of
@@ -49,35 +59,6 @@ bool state_file_exists();
 // upgraded or copied from), or an error saying why there is none; this
 // server's own data directory is refused.
 uint64_t read_other_state_file(const char* data_directory);
-
-// Records durably that `extension` in `database` was created while the
-// library was not preloaded and the data directory had no state file, so
-// that no ID was issued under it here. A failure is a WARNING.
-void vouch_for_creation(Oid database, Oid extension);
-
-// Whether the extension `extension` is vouched for: created here, in
-// `database` or in the template it was copied from, while nothing could be
-// issued.
-bool vouched(Oid extension);
-
-// Removes every vouch: once the state file exists it says more, and a copy
-// that skipped only the state file must not be trusted on their word.
-void remove_vouches(int elevel);
-
-// The marks of an unknown bound, pg_snowflake/unknown: one line each, a reason
-// this data directory may hold IDs its bound does not cover (bound_origin.cpp,
-// "Unknown stays unknown"): a `clause` whose %s stands for `databases` (quoted
-// names: "\"shop\""). A mark is appended and fsynced before the caller goes
-// on; a failure is raised at `elevel` and returned as false.
-bool append_unknown_mark(const char* clause, const char* databases, int elevel);
-constexpr size_t kUnknownMarkMax = 256;  // bytes of one mark, its newline included
-
-// The marks, as clauses joined with "; " into `out` (cut to `size`), the
-// databases of marks of one clause listed together; false if there are none.
-bool read_unknown_marks(char* out, size_t size);
-
-// Removes the marks: an operator has given the bound.
-void remove_unknown_marks(int elevel);
 
 // The bound given for data that came from another data directory:
 // pg_snowflake/given, a copy of that directory's state file, which Debian's
