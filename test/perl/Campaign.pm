@@ -74,10 +74,22 @@
 #                           node sees the change of the registry's history
 #                           and claims above its floor (a lease later), a
 #                           holder skips the gap above its cap (issue 44)
+#   takeover node=c|d clock=C
+#                           the node's server dies for good (kill -9) and a
+#                           new data directory (initdb: another system
+#                           identifier, no pg_snowflake/ of the old one, no
+#                           history) takes its identity with its clock at
+#                           real time + C, behind the dead node's last IDs: d
+#                           configured with the same worker_id (refused until
+#                           the dead node's lease expires), c picking the
+#                           identity the dead node held once its lease has
+#                           expired (the lowest free). Only the floor the
+#                           registry hands over (ids_before) keeps its IDs
+#                           above the dead node's (issue 46)
 #
-# registry_failover and registry_recreate are not drawn with the others
-# (srand's stream stays that of the schedules before them): a run draws at
-# most one of each, from a generator of its own seeded by the seed
+# registry_failover, registry_recreate and takeover are not drawn with the
+# others (srand's stream stays that of the schedules before them): a run
+# draws at most one of each, from a generator of its own seeded by the seed
 # (_extra_draws), and inserts it after an operation.
 #
 # Each operation is followed by `after` seconds of writing (a parameter of
@@ -121,7 +133,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
-my @EXTRA_KINDS = qw(registry_failover registry_recreate);
+my @EXTRA_KINDS = qw(registry_failover registry_recreate takeover);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
@@ -198,7 +210,9 @@ sub generate
 # third of the runs, after an operation drawn from the same generator, two to
 # four seconds of writing after it; then, drawn after it (so a seed's failover
 # is the one it had before), the registry's database made again in about a
-# quarter of the runs, the same way. Perl's rand() is not touched, so the
+# quarter of the runs, the same way; then, drawn after those, a takeover of c
+# or d by a new data directory with its clock 25 to 40 s behind in about half
+# of the runs (seed 125 among CI's). Perl's rand() is not touched, so the
 # operations drawn before are those of the same seed without them.
 sub _extra_draws
 {
@@ -217,7 +231,24 @@ sub _extra_draws
 		splice @$schedule, $at, 0,
 		  { kind => 'registry_recreate', after => 2 + int($next->() * 3) };
 	}
+	if ($next->() < 1 / 2)
+	{
+		my $at = 1 + int($next->() * scalar @$schedule);
+		my $node = $next->() < 1 / 2 ? 'c' : 'd';
+		my $clock = -25 - 5 * int($next->() * 4);
+		splice @$schedule, $at, 0,
+		  { kind => 'takeover', node => $node, clock => $clock, after => 2 + int($next->() * 3) };
+	}
 	return;
+}
+
+# How many of `$schedule`'s operations generate drew with srand's stream (the
+# others are _extra_draws'): generate($seed, that) draws it again.
+sub drawn_count
+{
+	my ($schedule) = @_;
+	my %extra = map { $_ => 1 } @EXTRA_KINDS;
+	return scalar grep { !$extra{ $_->{kind} } } @$schedule;
 }
 
 sub format_op
@@ -642,9 +673,14 @@ sub _probe
 }
 
 # The lineage issues, in every database with the extension, within $seconds.
+# A node checked against the registry whose clock is behind (a takeover's
+# new data directory) gets that much more: a floor set on the registry's time
+# (a takeover's, or the history's after a registry failover) waits for its
+# clock.
 sub _await_issuing
 {
 	my ($run, $l, $why, $seconds) = @_;
+	$seconds -= $l->{offset} if $l->{name} =~ /^[cd]$/ && $l->{offset} < 0;
 	my $started = time;
 	for my $db (@{ $l->{dbs} })
 	{
@@ -869,6 +905,10 @@ sub _operation
 	{
 		return _replace($run, $l, $op);
 	}
+	elsif ($kind eq 'takeover')
+	{
+		return _take_over($run, $l, $op);
+	}
 	else
 	{
 		croak "unknown operation $kind";
@@ -1039,6 +1079,38 @@ sub _replace
 	_event($run, kind => 'bound_given', server => $new->name);
 	$l->{refusing} = 0;
 	_await_issuing($run, $l, "$op->{kind}, the bound given", $HEAL_S);
+	return 1;
+}
+
+# A registry node's server dies for good and a new data directory takes its
+# identity (the takeover operation): set up as the first servers were, its
+# clock behind. An automatic node's replacement starts once the dead node's
+# lease has expired, so that its pick is the identity the dead node held; a
+# configured one starts at once and waits in conflict. Without the registry's
+# floor it would issue the dead node's IDs again.
+sub _take_over
+{
+	my ($run, $l, $op) = @_;
+	return 0 unless $l->{name} eq 'c' || $l->{name} eq 'd';
+	_quiesce($run, $l, 0.5);
+	my $old = $l->{server};
+	_crash($run, $l);
+	_pause($run, $LEASE_S + 2) if $l->{automatic};
+	my $new = _new_server($run, $l->{name}, 'new');
+	$l->{server} = $new;
+	$l->{offset} = $op->{clock};
+	_start($run, $l);
+	$new->safe_psql('postgres', 'CREATE DATABASE blocked');
+	$new->safe_psql('postgres', 'CREATE DATABASE app');
+	$new->safe_psql('app', q{
+		CREATE EXTENSION snowflake;
+		CREATE TABLE ids (id bigint DEFAULT snowflake_nextval(), w int);
+	});
+	$l->{dbs} = ['app'];
+	$l->{ext} = { app => 1 };
+	_event($run, kind => 'taken_over', from => $old->name, to => $new->name, clock => $op->{clock});
+	$l->{quiet} = 0;
+	_await_issuing($run, $l, 'taken over by a new data directory', $HEAL_S + $LEASE_S);
 	return 1;
 }
 
