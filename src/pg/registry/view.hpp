@@ -42,7 +42,7 @@ struct Holder {
 };
 
 // What the registry can lose of what it acknowledged, as the worker's last
-// probe of it found (worker.cpp, "Durability").
+// probe of it found (durability.cpp).
 enum class Durability : int32 {
   kUnknown,       // not probed yet, or its pg_stat_replication is not readable
   kSynchronous,   // synchronous_standby_names set: commits wait for a standby
