@@ -3,129 +3,19 @@
 // simulator (test/simulation/) drive it: starts and reloads, the loop's ticks
 // in each condition, a configured identity claimed, renewed, refused, raced
 // and failed, automatic leasing's picks and lost claims, the takeover's
-// floor, the probes, the registry's history (its identity, its table, a row
-// gone or older, the floor and the gap), and the release at shutdown.
+// floor, the probes, and the release at shutdown. The registry's history is
+// registry_round_history_test.cpp's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "layout.hpp"
 #include "lease.hpp"
 #include "pick.hpp"
 #include "registry_round.hpp"
+#include "registry_round_support.hpp"
 
-namespace snowflake {
+namespace snowflake::round_test {
 namespace {
-
-using registry_round::Action;
-using registry_round::Answer;
-using registry_round::Event;
-using registry_round::FloorFrom;
-using registry_round::HistoryChange;
-using registry_round::Output;
-using registry_round::Request;
-using registry_round::State;
-
-constexpr int64_t kLeaseMs = 30000;
-constexpr int64_t kLeaseUs = kLeaseMs * 1000;
-constexpr int64_t kWallMs = 1800000000000;  // 2027-01-15
-constexpr int64_t kTable = 16385;
-
-// A worker and its registry, stepped by hand.
-struct Worker {
-  registry_round::Settings settings;
-  registry_round::Round round;
-  registry_round::Now now;
-
-  // Configured as (1, 3), or automatic (worker_id -1).
-  explicit Worker(int worker_id = 3) {
-    settings.datacenter_id = worker_id >= 0 ? 1 : -1;
-    settings.worker_id = worker_id;
-    settings.node = worker_id >= 0 ? settings.layout.node(1, worker_id) : -1;
-    settings.lease_ms = kLeaseMs;
-    round = registry_round::begin(settings);
-    now.mono_us = 5000000000;
-    now.wall_ms = kWallMs;
-  }
-
-  Output step(const Event& event) { return registry_round::step(&round, settings, event, now); }
-  Output tick() { return step(Event{}); }
-  Output event(Event::Kind kind) {
-    Event event;
-    event.kind = kind;
-    return step(event);
-  }
-  Output answer(const Answer& answer) {
-    Event event;
-    event.kind = Event::kAnswer;
-    event.answer = answer;
-    return step(event);
-  }
-  void pass_us(int64_t us) {
-    now.mono_us += us;
-    now.wall_ms += us / 1000;
-  }
-
-  // The registry's answer to the claim in flight, sent now, from a registry
-  // that kept its history (the row as the worker last saw it, renewed now).
-  Answer claimed(Answer::Outcome outcome = Answer::kClaimed) const {
-    Answer answer;
-    answer.outcome = outcome;
-    answer.sent_us = now.mono_us;
-    answer.ids_before_ms = now.wall_ms + kLeaseMs + 1;
-    answer.table = kTable;
-    answer.existed = true;
-    answer.previous_renewed_at_us =
-        round.row_seen.renewed_at_us != 0 ? round.row_seen.renewed_at_us : now.wall_ms * 1000 - 1;
-    answer.now_us = now.wall_ms * 1000;
-    answer.renewed_at_us = answer.previous_renewed_at_us + 1;
-    return answer;
-  }
-  Answer probed(Answer answer, registry_history::Identity identity) const {
-    answer.probed = true;
-    answer.registry = identity;
-    answer.probe_now_ms = now.wall_ms;
-    answer.longest_lease_ms = kLeaseMs;
-    return answer;
-  }
-
-  // Claimed and held after the first tick.
-  void hold() {
-    const Output asked = tick();
-    ASSERT_EQ(asked.request.kind, Request::kClaim);
-    (void)answer(claimed());
-    ASSERT_EQ(round.state, State::kHeld);
-  }
-};
-
-Answer outcome(Answer::Outcome outcome) {
-  Answer answer;
-  answer.outcome = outcome;
-  return answer;
-}
-
-Answer picked(int datacenter_id, int worker_id) {
-  Answer answer = outcome(Answer::kPicked);
-  answer.datacenter_id = datacenter_id;
-  answer.worker_id = worker_id;
-  return answer;
-}
-
-int count(const Output& out, Action action) {
-  int n = 0;
-  for (int i = 0; i < out.count; i++) n += out.actions[i] == action;
-  return n;
-}
-
-// The order of two actions in an output.
-bool before(const Output& out, Action first, Action second) {
-  int a = -1, b = -1;
-  for (int i = 0; i < out.count; i++) {
-    if (out.actions[i] == first && a < 0) a = i;
-    if (out.actions[i] == second && b < 0) b = i;
-  }
-  return a >= 0 && b >= 0 && a < b;
-}
 
 TEST(RegistryRound, TimesOfTheRequestsAndProbes) {
   EXPECT_EQ(registry_round::request_timeout_ms(30000), 7500);
@@ -540,142 +430,6 @@ TEST(RegistryRound, AutomaticGivesUpAHeldIdentityAnotherHoldsAtOnce) {
   EXPECT_EQ(worker.round.claims_lost, 1);
 }
 
-// The registry's history (registry_history.hpp): the probe's identity.
-TEST(RegistryRound, AProbeOfAnotherIdentityIsAChangeOfHistory) {
-  Worker worker;
-  worker.settings.max_lead_ms = 50;
-  worker.round.history.identity = registry_history::Identity{7001, 1, kTable};
-  worker.hold();
-  ASSERT_EQ(worker.round.history.floor_ms, 0);
-  const int64_t cap = worker.round.ids_before;
-  worker.now.mono_us = worker.round.next_attempt_us;
-  worker.pass_us(1000);
-  (void)worker.tick();
-  // A failover: another timeline; the renewal then goes through.
-  const Output out =
-      worker.answer(worker.probed(worker.claimed(), registry_history::Identity{7001, 2, kTable}));
-  ASSERT_EQ(out.change_count, 1);
-  const HistoryChange& change = out.changes[0];
-  EXPECT_EQ(change.what, HistoryChange::kIdentity);
-  EXPECT_EQ(change.before.timeline, 1);
-  EXPECT_EQ(change.after.timeline, 2);
-  const int64_t floor_ms = worker.now.wall_ms + kLeaseMs + 50 + 1;
-  EXPECT_EQ(change.floor_ms, floor_ms);
-  EXPECT_EQ(worker.round.history.floor_ms, floor_ms);
-  EXPECT_EQ(worker.round.history.changed_at_ms, worker.now.wall_ms);
-  EXPECT_EQ(worker.round.history.identity.timeline, 2);
-  // Held: the gap above the cap it had, kept by the renewal.
-  EXPECT_EQ(change.gap_from, cap);
-  EXPECT_EQ(change.gap_until, worker.settings.layout.timestamp_from_unix_ms(floor_ms));
-  EXPECT_EQ(worker.round.gap_from, cap);
-  EXPECT_EQ(count(out, Action::kClaimAboveFloor), 0);  // a renewal is not raised
-  EXPECT_EQ(count(out, Action::kRaiseFloor), 0);
-  EXPECT_TRUE(before(out, Action::kHistoryChanged, Action::kPublish));
-}
-
-TEST(RegistryRound, AfterAChangeEveryClaimButARenewalStartsAtTheFloor) {
-  Worker worker;
-  worker.round.history.identity = registry_history::Identity{7001, 1, kTable};
-  (void)worker.tick();
-  Answer remade = worker.claimed();
-  remade.table = 16400;
-  const Output out =
-      worker.answer(worker.probed(remade, registry_history::Identity{7001, 1, 16400}));
-  const int64_t floor_ms = worker.now.wall_ms + kLeaseMs + 1;
-  ASSERT_EQ(out.change_count, 1);
-  EXPECT_EQ(count(out, Action::kClaimAboveFloor), 1);
-  ASSERT_EQ(count(out, Action::kRaiseFloor), 1);
-  EXPECT_EQ(out.floor_ms, floor_ms);
-  EXPECT_EQ(out.floor, worker.settings.layout.timestamp_from_unix_ms(floor_ms));
-  EXPECT_EQ(out.floor_from, FloorFrom::kForgottenHolder);
-  EXPECT_EQ(worker.round.floor, out.floor);
-  EXPECT_EQ(worker.round.gap_until, 0);  // the floor covers it
-  // A takeover names its previous holder, and starts at the later of the two.
-  Worker taker;
-  taker.round.history.floor_ms = kWallMs + 10000;
-  taker.round.history.changed_at_ms = kWallMs - 1000;
-  (void)taker.tick();
-  Answer answer = taker.claimed();
-  answer.taken = true;
-  answer.inherited_ms = kWallMs + 5000;
-  Output taken = taker.answer(answer);
-  EXPECT_EQ(taken.floor_ms, kWallMs + 10000);
-  EXPECT_EQ(taken.floor_from, FloorFrom::kPreviousHolder);
-  // A floor the clock has passed raises nothing worth a LOG.
-  Worker later;
-  later.round.history.floor_ms = kWallMs - 10;
-  (void)later.tick();
-  taken = later.answer(later.claimed());
-  EXPECT_EQ(count(taken, Action::kClaimAboveFloor), 0);
-  EXPECT_EQ(taken.floor_from, FloorFrom::kNone);
-}
-
-TEST(RegistryRound, ARecordThatCouldNotBeReadIsAChangeAtTheFirstProbe) {
-  Worker worker;
-  worker.round.history_unreadable = true;
-  (void)worker.tick();
-  Output out =
-      worker.answer(worker.probed(worker.claimed(), registry_history::Identity{7001, 1, kTable}));
-  ASSERT_EQ(out.change_count, 1);
-  EXPECT_EQ(out.changes[0].what, HistoryChange::kUnreadable);
-  EXPECT_FALSE(worker.round.history_unreadable);
-  EXPECT_EQ(worker.round.history.longest_lease_ms, kLeaseMs);
-  // A failed request after a probe still counts the probe.
-  Worker failing;
-  failing.round.history.identity = registry_history::Identity{7001, 1, kTable};
-  (void)failing.tick();
-  out = failing.answer(failing.probed(outcome(Answer::kFailed), {7002, 1, kTable}));
-  EXPECT_EQ(out.change_count, 1);
-  EXPECT_GT(failing.round.history.floor_ms, 0);
-}
-
-TEST(RegistryRound, AClaimsTableOrRowGoneOrOlderIsAChangeOfHistory) {
-  // The table made again while the connection stayed open.
-  Worker worker;
-  worker.hold();
-  worker.now.mono_us = worker.round.next_attempt_us;
-  (void)worker.tick();
-  Answer answer = worker.claimed();
-  answer.table = kTable + 1;
-  Output out = worker.answer(answer);
-  ASSERT_EQ(out.change_count, 1);
-  EXPECT_EQ(out.changes[0].what, HistoryChange::kIdentity);
-  EXPECT_EQ(out.changes[0].after.table, kTable + 1);
-  // The row it saw gone.
-  const int64_t seen = worker.round.row_seen.renewed_at_us;
-  worker.now.mono_us = worker.round.next_attempt_us;
-  worker.pass_us(1000);
-  (void)worker.tick();
-  answer = worker.claimed();
-  answer.table = kTable + 1;
-  answer.existed = false;
-  out = worker.answer(answer);
-  ASSERT_EQ(out.change_count, 1);
-  EXPECT_EQ(out.changes[0].what, HistoryChange::kRowGone);
-  EXPECT_EQ(out.changes[0].seen_renewed_at_us, seen);
-  EXPECT_EQ(out.changes[0].datacenter_id, 1);
-  // Older than seen.
-  worker.now.mono_us = worker.round.next_attempt_us;
-  worker.pass_us(1000);
-  (void)worker.tick();
-  answer = worker.claimed();
-  answer.table = kTable + 1;
-  answer.previous_renewed_at_us = worker.round.row_seen.renewed_at_us - 1;
-  out = worker.answer(answer);
-  ASSERT_EQ(out.change_count, 1);
-  EXPECT_EQ(out.changes[0].what, HistoryChange::kRowOlder);
-  EXPECT_EQ(out.changes[0].previous_renewed_at_us, answer.previous_renewed_at_us);
-  // As new as seen: none. An infinite renewed_at is remembered as none.
-  worker.now.mono_us = worker.round.next_attempt_us;
-  (void)worker.tick();
-  answer = worker.claimed();
-  answer.table = kTable + 1;
-  answer.previous_renewed_at_us = worker.round.row_seen.renewed_at_us;
-  answer.renewed_at_us = INT64_MAX;
-  EXPECT_EQ(worker.answer(answer).change_count, 0);
-  EXPECT_EQ(worker.round.row_seen.renewed_at_us, 0);
-}
-
 TEST(RegistryRound, AShutdownReleasesALeaseHeldAfterSayingSo) {
   Worker worker;
   worker.hold();
@@ -703,4 +457,4 @@ TEST(RegistryRound, AShutdownReleasesALeaseHeldAfterSayingSo) {
 }
 
 }  // namespace
-}  // namespace snowflake
+}  // namespace snowflake::round_test
