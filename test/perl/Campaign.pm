@@ -85,7 +85,8 @@
 #                           identity the dead node held once its lease has
 #                           expired (the lowest free). Only the floor the
 #                           registry hands over (ids_before) keeps its IDs
-#                           above the dead node's (issue 46)
+#                           above the dead node's (issue 46); once it issues,
+#                           its clock is set right (NTP)
 #
 # registry_failover, registry_recreate and takeover are not drawn with the
 # others (srand's stream stays that of the schedules before them): a run
@@ -211,7 +212,7 @@ sub generate
 # four seconds of writing after it; then, drawn after it (so a seed's failover
 # is the one it had before), the registry's database made again in about a
 # quarter of the runs, the same way; then, drawn after those, a takeover of c
-# or d by a new data directory with its clock 25 to 40 s behind in about half
+# or d by a new data directory with its clock 25 or 30 s behind in about half
 # of the runs (seed 125 among CI's). Perl's rand() is not touched, so the
 # operations drawn before are those of the same seed without them.
 sub _extra_draws
@@ -235,7 +236,7 @@ sub _extra_draws
 	{
 		my $at = 1 + int($next->() * scalar @$schedule);
 		my $node = $next->() < 1 / 2 ? 'c' : 'd';
-		my $clock = -25 - 5 * int($next->() * 4);
+		my $clock = -25 - 5 * int($next->() * 2);
 		splice @$schedule, $at, 0,
 		  { kind => 'takeover', node => $node, clock => $clock, after => 2 + int($next->() * 3) };
 	}
@@ -673,14 +674,9 @@ sub _probe
 }
 
 # The lineage issues, in every database with the extension, within $seconds.
-# A node checked against the registry whose clock is behind (a takeover's
-# new data directory) gets that much more: a floor set on the registry's time
-# (a takeover's, or the history's after a registry failover) waits for its
-# clock.
 sub _await_issuing
 {
 	my ($run, $l, $why, $seconds) = @_;
-	$seconds -= $l->{offset} if $l->{name} =~ /^[cd]$/ && $l->{offset} < 0;
 	my $started = time;
 	for my $db (@{ $l->{dbs} })
 	{
@@ -1110,7 +1106,13 @@ sub _take_over
 	$l->{ext} = { app => 1 };
 	_event($run, kind => 'taken_over', from => $old->name, to => $new->name, clock => $op->{clock});
 	$l->{quiet} = 0;
-	_await_issuing($run, $l, 'taken over by a new data directory', $HEAL_S + $LEASE_S);
+	# Its IDs wait for its clock to pass the floor the registry handed over.
+	_await_issuing($run, $l, 'taken over by a new data directory', $HEAL_S + $LEASE_S - $op->{clock});
+	# Then its clock is set right (NTP): the operations after it meet the
+	# node as they would the old one (a floor later in the run, such as the
+	# history's after a registry failover, would else wait for it too).
+	$l->{offset} = 0;
+	SnowflakeTest::set_clock_offset($new, 0);
 	return 1;
 }
 
