@@ -1,11 +1,12 @@
 // The decisions of the registry protocol, without PostgreSQL: what a node may
 // do under its lease, what it reports to the registry, and what a claim hands
-// over. The registry worker and the backends (src/pg/registry/) do the I/O and
-// call these; so does the deterministic simulator (test/simulation/), which
-// drives them through crashes, clock steps and lost replies.
+// over. The registry worker's round (registry_round.hpp) and the backends
+// (src/pg/registry/) call these; so does the deterministic simulator
+// (test/simulation/), which drives them through crashes, clock steps and lost
+// replies.
 //
-// The rules (src/pg/registry/worker.cpp and claim.cpp state why they keep two
-// nodes apart):
+// The rules (registry_round.hpp and src/pg/registry/claim.cpp state why they
+// keep two nodes apart):
 //   - a node issues only while its monotonic clock reads less than
 //     valid_until = (that clock when the last accepted claim or renewal was
 //     sent) + lease - lease / 10;

@@ -1,7 +1,8 @@
 // The registry's history as a node sees it, without PostgreSQL: what counts
 // as a change of it, the floor the claims after a change start at, and whom
-// the floor binds. The registry worker (src/pg/registry/history.cpp,
-// worker.cpp) and the deterministic simulator (test/simulation/) call these.
+// the floor binds. The registry worker's round (registry_round.hpp), which
+// the worker (src/pg/registry/) and the deterministic simulator
+// (test/simulation/) run, calls these.
 //
 // Why. The protocol rests on the registry keeping every claim and renewal it
 // acknowledged (doc/registry.md, "What it must keep"). A registry that loses

@@ -209,7 +209,7 @@ def check(run_dir):
             faults[f"kill -9 {e['what']}"] += 1
         elif e["kind"] == "crashed":
             faults["kill -9 postmaster (crash)"] += 1
-        elif e["kind"] in ("copied", "upgraded", "bound_given", "identity", "stale_state"):
+        elif e["kind"] in ("copied", "upgraded", "bound_given", "identity", "stale_state", "taken_over"):
             faults[e["kind"]] += 1
         elif e["kind"] == "refusal":
             faults["refusals checked"] += 1

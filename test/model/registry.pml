@@ -22,7 +22,7 @@
  * A3. A bound on clock drift between a node and the registry during a lease:
  *     each node's lease clock (CLOCK_BOOTTIME) measures an interval at most
  *     DRIFT units shorter than the registry's (every reading of it chooses
- *     its error anew, 0..DRIFT); the lease margin (lease / 10 in worker.cpp)
+ *     its error anew, 0..DRIFT); the lease margin (lease / 10, the round's)
  *     is MARGIN >= DRIFT.
  * A4. A flushed WAL record and an fsynced state file survive a crash; shared
  *     memory (the generator, the View) does not. make_durable is one step here
@@ -68,7 +68,7 @@
 #ifdef MUTANT_NO_MARGIN
 #define MARGIN 0
 #else
-#define MARGIN 1        /* lease / 10 (worker.cpp record_claim: valid_until) */
+#define MARGIN 1        /* lease / 10 (registry_round.cpp claimed(): valid_until) */
 #endif
 #ifndef DRIFT
 #define DRIFT 1
@@ -339,7 +339,7 @@ done:
   skip
 }
 
-/* worker.cpp attempt() -> claim.cpp claim(): claim or renew, reporting
+/* registry_round.cpp attempt() -> claim.cpp claim(): claim or renew, reporting
  * ids_before (ids_before_ms: the later of the clock and the last ID, plus
  * the window) */
 inline send_claim(n) {
@@ -347,8 +347,8 @@ inline send_claim(n) {
   req_ib[n] = MAX(c, last[n]) + WINDOW; c = 0;
   req_sent[n] = now; req_inc[n] = inc[n]; sent[n] = true
 }
-/* worker.cpp record_claim() with claim.cpp apply_inherited(), or
- * record_conflict(); a reply to an incarnation before a crash is dropped */
+/* registry_round.cpp claimed() (the floor raised: claim.cpp raise_floor()),
+ * or conflict(); a reply to an incarnation before a crash is dropped */
 inline record(n, ok, ib, inh, at, g) {
   if
   :: g != inc[n] || role[n] != PRIMARY -> skip
@@ -372,7 +372,7 @@ inline record(n, ok, ib, inh, at, g) {
 #define CAN_SEND(n) (role[n] == PRIMARY && !req[n] && !rep[n] && !sent[n] && \
                      !(n == 0 && parted) && LIVE_OR(now < TMAX))
 
-/* The registry workers (worker.cpp), the registry, faults, the operator's
+/* The registry workers (registry_round.cpp), the registry, faults, the operator's
  * moves, and time: one process, each choice one step. */
 proctype World() {
   byte n; bool ok; byte u; short c;

@@ -28,7 +28,7 @@
 #define NSEQ 2          /* sequence values per unit (Layout::max_sequence + 1) */
 #define DI 2            /* Generator::durable_interval(), in units */
 #define LEASE 3         /* snowflake.registry_lease, in units */
-#define MARGIN 1        /* lease / 10 (worker.cpp, valid_until) */
+#define MARGIN 1        /* lease / 10 (registry_round.cpp, valid_until) */
 #ifndef DRIFT
 #define DRIFT 1
 #endif

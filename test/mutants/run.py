@@ -11,6 +11,12 @@ test kills, or whose text is no longer in its file (the list has gone stale),
 fails the layer.
 
   run.py --tree DIR --pg-config PATH [--sample N --seed S] [--list] [NAME...]
+
+A mutant's tests are one or more specs separated by ";": a layer of
+scripts/test.sh and its tests ("tap test/t/NNN.pl", "sql"), "unit" and a
+ctest regular expression, or "simulation" and the simulator's flags (it is
+built on the mutated core); each must pass without the mutant, and each
+must fail under it for the mutant to count as killed.
   run.py --tree DIR --apply NAME   only apply the mutant to the tree, and leave
                                    it so (the fault campaign builds and runs
                                    it: test/campaign/run.sh --mutant NAME)
@@ -90,9 +96,18 @@ def run(command, tree, environment, log):
 
 
 def run_tests(tree, pg_config, tests, log):
-    """Builds the mutant and runs its tests in `tree`: "broken" if it does not
-    build (a mutant must compile: a build failure kills nothing), "passed" or
-    "failed"."""
+    """Builds the mutant and runs each of its tests in `tree` (`tests`: specs
+    separated by ";"): "broken" if one does not build (a mutant must compile:
+    a build failure kills nothing), "failed" if every spec failed (a mutant is
+    killed only by each of them), else "passed"."""
+    verdicts = [run_spec(tree, pg_config, spec.strip(), log) for spec in tests.split(";")]
+    if "broken" in verdicts:
+        return "broken"
+    return "failed" if all(verdict == "failed" for verdict in verdicts) else "passed"
+
+
+def run_spec(tree, pg_config, tests, log):
+    """One spec of run_tests: "broken", "passed" or "failed"."""
     words = tests.split()
     # A killed mutant's test often fails by waiting out a poll: PostgreSQL's
     # default of 180 s a wait makes a kill cost minutes, 90 s is still far
@@ -109,6 +124,16 @@ def run_tests(tree, pg_config, tests, log):
             return "broken"
         tests_command = ["ctest", "--test-dir", build, "--output-on-failure", "--timeout", "300",
                          "-R", " ".join(words[1:]) or "."]
+    elif words[0] == "simulation":
+        # The deterministic simulator on the mutated core (test/simulation),
+        # with the flags given: it fails on a duplicate.
+        build = os.path.join(tree, "build/simulation-mutants")
+        if not (run(["cmake", "-S", "test/simulation", "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                    tree, environment, log)
+                and run(["cmake", "--build", build, "-j", jobs, "--target", "snowflake_sim"],
+                        tree, environment, log)):
+            return "broken"
+        tests_command = [os.path.join(build, "snowflake_sim")] + words[1:]
     else:
         # A layer of scripts/test.sh and its tests (tap test/t/NNN.pl, sql),
         # which builds and installs the library again (nothing left to do).
@@ -129,7 +154,8 @@ def skipped_reason(log_path):
 
 def first_failure(log_path):
     """The first line of `log_path` that names a failed test: what killed."""
-    markers = ("Failed test", "not ok", "FAILED", "failed (", "Bail out", "Dubious")
+    markers = ("Failed test", "not ok", "FAILED", "failed (", "Bail out", "Dubious",
+               "duplicate(s)")
     with open(log_path, encoding="utf-8", errors="replace") as log:
         for line in log:
             if any(marker in line for marker in markers):
@@ -173,8 +199,10 @@ def main():
 
     os.makedirs(arguments.logs, exist_ok=True)
     # The tests first pass without a mutant: else a failure would kill nothing.
+    # (A mutant's specs, separated by ";", must each pass here and each fail
+    # under it.)
     unjudged = {}
-    for tests in dict.fromkeys(m["tests"] for m in chosen):
+    for tests in dict.fromkeys(spec.strip() for m in chosen for spec in m["tests"].split(";")):
         log_path = os.path.join(arguments.logs, "baseline-" + "_".join(
             os.path.basename(word) for word in tests.split()) + ".log")
         with open(log_path, "w", encoding="utf-8") as log:
@@ -191,7 +219,8 @@ def main():
             continue
         print(f"baseline  {tests} passes without a mutant", flush=True)
     killed, survived, stale, broken = [], [], [], []
-    chosen = [m for m in chosen if m["tests"] not in unjudged]
+    chosen = [m for m in chosen
+              if not any(spec.strip() in unjudged for spec in m["tests"].split(";"))]
     for mutant in chosen:
         path = os.path.join(arguments.tree, mutant["file"])
         with open(path, encoding="utf-8") as source:

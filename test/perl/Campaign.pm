@@ -100,13 +100,26 @@
 #                           first creates the extension again in a database
 #                           where it was dropped (README: a database without
 #                           it carries no bound)
+#   takeover node=c|d clock=C
+#                           the node's server dies for good (kill -9) and a
+#                           new data directory (initdb: another system
+#                           identifier, no pg_snowflake/ of the old one, no
+#                           history) takes its identity with its clock at
+#                           real time + C, behind the dead node's last IDs: d
+#                           configured with the same worker_id (refused until
+#                           the dead node's lease expires), c picking the
+#                           identity the dead node held once its lease has
+#                           expired (the lowest free). Only the floor the
+#                           registry hands over (ids_before) keeps its IDs
+#                           above the dead node's (issue 46); once it issues,
+#                           its clock is set right (NTP)
 #
-# registry_failover, registry_recreate and stale_state are not drawn with
-# the others (srand's stream stays that of the schedules before them): a run
-# draws at most one of each, from generators of their own seeded by the seed
-# (_extra_draws), and inserts it after an operation; the origin= of each copy
-# comes from such a generator too. dump is drawn so too (_dump_draws): at
-# most one a run.
+# registry_failover, registry_recreate, stale_state and takeover are not
+# drawn with the others (srand's stream stays that of the schedules before
+# them): a run draws at most one of each, from generators of their own seeded
+# by the seed (_extra_draws), and inserts it after an operation; the origin=
+# of each copy comes from such a generator too. dump is drawn so too
+# (_dump_draws): at most one a run.
 #
 # Each operation is followed by `after` seconds of writing (a parameter of
 # every line), then the check that the nodes it touched issue again within
@@ -149,7 +162,7 @@ my @KINDS = (
 	[ copy => 3 ], [ upgrade => 2 ], [ drop => 1 ],
 	[ create => 1 ], [ template => 1 ], [ identity => 1 ],
 	[ registry_outage => 1 ]);
-my @EXTRA_KINDS = qw(registry_failover registry_recreate stale_state dump);
+my @EXTRA_KINDS = qw(registry_failover registry_recreate stale_state takeover dump);
 
 sub _pick { return $_[ int(rand(scalar @_)) ]; }
 
@@ -227,7 +240,9 @@ sub generate
 # third of the runs, after an operation drawn from the same generator, two to
 # four seconds of writing after it; then, drawn after it (so a seed's failover
 # is the one it had before), the registry's database made again in about a
-# quarter of the runs, the same way. Perl's rand() is not touched, so the
+# quarter of the runs, the same way; then, drawn after those, a takeover of c
+# or d by a new data directory with its clock 25 or 30 s behind in about half
+# of the runs (seed 125 among CI's). Perl's rand() is not touched, so the
 # operations drawn before are those of the same seed without them.
 sub _extra_draws
 {
@@ -262,7 +277,24 @@ sub _extra_draws
 		splice @$schedule, $at, 0,
 		  { kind => 'registry_recreate', after => 2 + int($next->() * 3) };
 	}
+	if ($next->() < 1 / 2)
+	{
+		my $at = 1 + int($next->() * scalar @$schedule);
+		my $node = $next->() < 1 / 2 ? 'c' : 'd';
+		my $clock = -25 - 5 * int($next->() * 2);
+		splice @$schedule, $at, 0,
+		  { kind => 'takeover', node => $node, clock => $clock, after => 2 + int($next->() * 3) };
+	}
 	return;
+}
+
+# How many of `$schedule`'s operations generate drew with srand's stream (the
+# others are _extra_draws'): generate($seed, that) draws it again.
+sub drawn_count
+{
+	my ($schedule) = @_;
+	my %extra = map { $_ => 1 } @EXTRA_KINDS;
+	return scalar grep { !$extra{ $_->{kind} } } @$schedule;
 }
 
 sub format_op
@@ -948,6 +980,10 @@ sub _operation
 	{
 		return _dump_restore($run, $l, $op);
 	}
+	elsif ($kind eq 'takeover')
+	{
+		return _take_over($run, $l, $op);
+	}
 	else
 	{
 		croak "unknown operation $kind";
@@ -1182,6 +1218,44 @@ sub _dump_restore
 	_event($run, kind => 'dumped', from => $old->name, to => $new->name, clock => $l->{offset});
 	$l->{quiet} = 0;
 	_await_issuing($run, $l, 'restored from a dump', $HEAL_S);
+	return 1;
+}
+
+# A registry node's server dies for good and a new data directory takes its
+# identity (the takeover operation): set up as the first servers were, its
+# clock behind. An automatic node's replacement starts once the dead node's
+# lease has expired, so that its pick is the identity the dead node held; a
+# configured one starts at once and waits in conflict. Without the registry's
+# floor it would issue the dead node's IDs again.
+sub _take_over
+{
+	my ($run, $l, $op) = @_;
+	return 0 unless $l->{name} eq 'c' || $l->{name} eq 'd';
+	_quiesce($run, $l, 0.5);
+	my $old = $l->{server};
+	_crash($run, $l);
+	_pause($run, $LEASE_S + 2) if $l->{automatic};
+	my $new = _new_server($run, $l->{name}, 'new');
+	$l->{server} = $new;
+	$l->{offset} = $op->{clock};
+	_start($run, $l);
+	$new->safe_psql('postgres', 'CREATE DATABASE blocked');
+	$new->safe_psql('postgres', 'CREATE DATABASE app');
+	$new->safe_psql('app', q{
+		CREATE EXTENSION snowflake;
+		CREATE TABLE ids (id bigint DEFAULT snowflake_nextval(), w int);
+	});
+	$l->{dbs} = ['app'];
+	$l->{ext} = { app => 1 };
+	_event($run, kind => 'taken_over', from => $old->name, to => $new->name, clock => $op->{clock});
+	$l->{quiet} = 0;
+	# Its IDs wait for its clock to pass the floor the registry handed over.
+	_await_issuing($run, $l, 'taken over by a new data directory', $HEAL_S + $LEASE_S - $op->{clock});
+	# Then its clock is set right (NTP): the operations after it meet the
+	# node as they would the old one (a floor later in the run, such as the
+	# history's after a registry failover, would else wait for it too).
+	$l->{offset} = 0;
+	SnowflakeTest::set_clock_offset($new, 0);
 	return 1;
 }
 

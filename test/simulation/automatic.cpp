@@ -1,9 +1,9 @@
-// Automatic leasing in the simulation: a node without a worker_id picks an
-// identity (claim.cpp pick(): the registry's rows of the range read at the
-// registry's clock, then automatic::pick of src/core/pick.hpp on them) and
-// claims it with a separate message (messages.cpp send_claim), so another node's
-// claim may come first: the worker then picks again (worker_reply), up to
-// automatic::kPickAttempts claims a round, as worker.cpp attempt() does.
+// Automatic leasing in the simulation: the pick a node without a worker_id
+// asks for (its round, src/core/registry_round.hpp, decides when), answered
+// by the registry as claim.cpp's pick() is (its rows of the range read at the
+// registry's clock, then automatic::pick of src/core/pick.hpp on them). The
+// claim of the identity picked is a separate message (messages.cpp), so
+// another node's claim may come first.
 #include <cstdio>
 
 #include "simulation.hpp"
@@ -19,10 +19,11 @@ automatic::HolderText text_of(const registry_row::Holder& holder) {
 
 }  // namespace
 
-void World::send_pick(Node& node) {
+void World::send_pick(Node& node, const registry_round::Request& request) {
   Message message;
   if (!begin_request(node, &message)) return;
   message.is_pick = true;
+  message.probe = request.probe;
   message.claim.self = node.self;
   post(node, message, EventKind::kRegistryPick);
 }
@@ -90,23 +91,22 @@ void World::registry_pick(size_t index) {
   reply(node, EventKind::kWorkerPicked, message.incarnation, index);
 }
 
-// The pick's answer: none free (kExhausted: no lease, try again later), or
-// the claim of the identity picked, in the same round.
+// The pick's answer as the worker reads it (after the probe).
 void World::worker_picked(Node& node, size_t index) {
   const Message& message = messages_[index];
   if (node.request != message.request) return;  // the deadline passed first
   node.request = 0;
-  check_history(node, message);
-  if (!message.pick.found) {
-    node.grant = lease::Grant{};
-    node.next_attempt_mono = lease::retry_at_us(mono(node), lease_us_);
-    schedule(node.next_attempt_mono - mono(node), EventKind::kWorkerTick, node.index, 0,
-             node.incarnation, 0);
-    return;
-  }
-  send_claim(node,
-             static_cast<int>(layout_.node(message.pick.datacenter_id, message.pick.worker_id)),
-             true);
+  registry_round::Answer answer;
+  answer.outcome =
+      message.pick.found ? registry_round::Answer::kPicked : registry_round::Answer::kNoneFree;
+  answer.probed = message.probe;
+  answer.registry = message.registry;
+  answer.probe_now_ms = message.registry_now_us / 1000;
+  answer.longest_lease_ms = config_.lease_ms;
+  answer.datacenter_id = message.pick.datacenter_id;
+  answer.worker_id = message.pick.worker_id;
+  if (config_.mutant == Mutant::kNoHistoryDefence) answer.registry = registry_history::Identity{};
+  worker_answer(node, answer);
 }
 
 }  // namespace snowflake::sim

@@ -1,8 +1,8 @@
 // The simulation's event loop: backends, workers, the registry and the
 // standbys as events in simulated time, each step calling the real core code
 // the PostgreSQL glue calls at that point (named in each comment). The
-// worker's messages to the registry are in messages.cpp, picks in
-// automatic.cpp, faults in faults.cpp. doc/simulation.md states what is
+// registry worker (its round, and its messages to the registry) is in
+// messages.cpp, picks in automatic.cpp, faults in faults.cpp. doc/simulation.md states what is
 // simulated and assumed.
 #include "world.hpp"
 
@@ -91,7 +91,7 @@ void World::schedule(int64_t delay_us, EventKind kind, int node, int backend, ui
 // else the one the View leased.
 int64_t World::node_field(const Node& node) const {
   if (node.registryless) return layout_.node(layout_.max_datacenter_id(), node.configured);
-  return node.grant.node;
+  return node.round.node;
 }
 
 int64_t World::wall_ms(const Node& node) const {
@@ -182,11 +182,10 @@ void World::start(Node& node) {
     node.drop_create = false;
     schedule(rng_.range(0, 400000), EventKind::kDropCreate, node.index, 0, node.incarnation, 0);
   }
-  node.grant = lease::Grant{};
+  // The View is shared memory, so lost; pg_snowflake/registry stays.
+  node.round = registry_round::begin(round_settings(node));
+  node.round.history = node.history;
   node.request = 0;
-  node.pick_round = 0;
-  node.seen_identity = -1;  // the worker's memory; pg_snowflake/registry stays
-  node.next_attempt_mono = mono(node);
   schedule(0, EventKind::kWorkerTick, node.index, 0, node.incarnation, 0);
   // Every backend reads the carrier before its first ID (carrier.cpp).
   node.carrier_covered.assign(static_cast<size_t>(config_.backends), 0);
@@ -205,21 +204,22 @@ void World::stop(Node& node) {
 // known refuses here: make_durable (bound::may_make_durable) would refuse the
 // first ID after a start, whose unit is always at or past the bound restored.
 void World::backend_check(Node& node, int b) {
+  const lease::Grant grant = registry_round::grant(node.round);
   if (!bound::may_make_durable(node.bound_state) ||
       (!node.registryless &&
-       lease::may_issue(node.grant, mono(node), node.configured) != lease::Verdict::kAllowed)) {
+       lease::may_issue(grant, mono(node), node.configured) != lease::Verdict::kAllowed)) {
     schedule(rng_.range(5000, 50000), EventKind::kBackendCheck, node.index, b, node.incarnation, 0);
     return;
   }
   node.backends[static_cast<size_t>(b)].node = node_field(node);
   // cross_gap (lease.cpp): once the node's IDs may reach the gap after a change
   // of the registry's history, the generator goes on at its end.
-  if (node.grant.gap_until > 0) {
+  if (grant.gap_until > 0) {
     const int64_t last = layout_.timestamp_of(node.state->last_id.load());
     const int64_t reach =
         layout_.timestamp_from_unix_ms(node.wall.at(now_) / 1000 + max_lead_ms_) + 1;
-    if (lease::must_cross_gap(node.grant, last, reach)) {
-      node.generator->raise_floor(node.grant.gap_until);
+    if (lease::must_cross_gap(grant, last, reach)) {
+      node.generator->raise_floor(grant.gap_until);
       figures_.history_gaps++;
     }
   }
@@ -400,7 +400,7 @@ void World::durable_done(Node& node, int b, int64_t until) {
 // confirm_registered_node (lease.cpp): lease::may_return on the View.
 void World::backend_confirm(Node& node, int b) {
   const Backend& backend = node.backends[static_cast<size_t>(b)];
-  lease::Grant grant = node.grant;
+  lease::Grant grant = registry_round::grant(node.round);
   if (config_.mutant == Mutant::kNoFloorCheck) grant.floor = 0;
   if (node.registryless) {
     if (carry(node, b)) emit(node, backend);
@@ -423,25 +423,6 @@ void World::emit(const Node& node, const Backend& backend) {
   for (int64_t i = 0; i < backend.count; i++)
     issued_.push_back({backend.first_id + i * layout_.sequence_step(), node.index});
   figures_.ids += static_cast<uint64_t>(backend.count);
-}
-
-// The worker's round (worker.cpp attempt()): the configured identity claimed
-// or renewed; automatic, the identity held renewed, else a pick (automatic.cpp).
-void World::worker_tick(Node& node) {
-  if (node.request != 0 || node.registryless) return;
-  const int64_t now_mono = mono(node);
-  if (now_mono < node.next_attempt_mono) {
-    schedule(node.next_attempt_mono - now_mono, EventKind::kWorkerTick, node.index, 0,
-             node.incarnation, 0);
-    return;
-  }
-  node.pick_round = 0;
-  if (node.configured >= 0)
-    send_claim(node, node.configured, false);
-  else if (node.grant.held)
-    send_claim(node, static_cast<int>(node.grant.node), false);
-  else
-    send_pick(node);
 }
 
 void World::note(const std::string& what) {

@@ -14,6 +14,7 @@
 #include "lease.hpp"
 #include "pick.hpp"
 #include "registry_history.hpp"
+#include "registry_round.hpp"
 #include "registry_row.hpp"
 #include "rng.hpp"
 #include "sim.hpp"
@@ -112,17 +113,10 @@ struct Node {
   int64_t original_bound = 0;  // the bound an operator gives after a restore without pg_snowflake/
   DriftingClock wall;          // µs since 1970
   DriftingClock mono;          // the lease clock
-  // The worker's View.
-  lease::Grant grant;
-  int64_t renewed_at_us = 0;  // of the last accepted claim or renewal
-  int64_t next_attempt_mono = 0;
-  uint64_t request = 0;  // the request in flight (0: none)
-  int pick_round = 0;    // automatic: claims lost in this round (automatic::kPickAttempts)
-  // What the worker last saw of the row it claims (history.cpp's row_seen).
-  int seen_identity = -1;
-  int64_t seen_renewed_at_us = 0;
-  int64_t seen_table = 0;
-  int64_t request_sent_mono = 0;
+  // The registry worker: the round of src/core/registry_round.hpp (the View
+  // is its published part), and the request in flight (0: none).
+  registry_round::Round round;
+  uint64_t request = 0;
   // Faults pending on this node.
   int64_t partitioned_until = 0;
   bool lose_next_reply = false;
@@ -188,6 +182,7 @@ struct Message {
   int64_t sent_mono;
   int identity = -1;    // the row claimed or released
   bool picked = false;  // a claim of the identity a pick gave
+  bool probe = false;   // the request asked for the probe (its answer carries it)
   bool is_pick = false;
   automatic::Pick pick;
   registry_row::ClaimRequest claim;

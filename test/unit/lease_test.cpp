@@ -101,8 +101,8 @@ TEST(Lease, FloorCapAndReleaseInTheLayoutsUnits) {
   EXPECT_EQ(lease::floor_from_inherited(coarse, coarse.epoch_ms() + 40), 4);
 }
 
-// record_claim (worker.cpp, apply_inherited) and the simulator: the floor
-// outlives only a renewal, and never goes below what the claim inherited.
+// The round's accepted claim (registry_round.cpp): the floor outlives only a
+// renewal, and never goes below what the claim inherited.
 TEST(Lease, OnlyARenewalKeepsTheFloor) {
   EXPECT_EQ(lease::floor_after_claim(500, true, 0), 500);
   EXPECT_EQ(lease::floor_after_claim(500, true, 300), 500);

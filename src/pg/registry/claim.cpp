@@ -58,6 +58,8 @@
 #include "../text.hpp"
 #include "../time.hpp"
 #include "client.hpp"
+#include "durability.hpp"
+#include "history.hpp"
 #include "statements.hpp"
 
 extern "C" {
@@ -104,15 +106,17 @@ void describe_self(Self* self) {
   self->token = shared->token;
 }
 
-Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, ClaimResult* out,
-            char* error) {
+void claim(const Self& self, const registry_round::Request& request, registry_round::Answer* answer,
+           ClaimRow* out, char* error) {
+  answer->outcome = registry_round::Answer::kFailed;
   char datacenter[16], work[16], timeline[24], lease[16], ids_before[24], window[24], token[24];
   const char* table = with_table("{table}");
-  snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
-  snprintf(work, sizeof(work), "%d", worker_id);
+  snprintf(datacenter, sizeof(datacenter), "%d", request.datacenter_id);
+  snprintf(work, sizeof(work), "%d", request.worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
   snprintf(lease, sizeof(lease), "%d", settings.registry_lease_ms);
-  snprintf(ids_before, sizeof(ids_before), "%lld", static_cast<long long>(ids_before_ms(cap_ms)));
+  snprintf(ids_before, sizeof(ids_before), "%lld",
+           static_cast<long long>(ids_before_ms(request.cap_ms)));
   snprintf(
       window, sizeof(window), "%lld",
       static_cast<long long>(lease::window_ms(settings.registry_lease_ms, settings.max_lead_ms)));
@@ -129,12 +133,13 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
                                     window,
                                     token,
                                     table};
-  out->sent_us = lease_clock_us();
+  answer->sent_us = lease_clock_us();
   PGresult* result = run(with_table(kClaim), 12, parameters, error);
-  if (result == nullptr) return Claim::kFailed;
+  if (result == nullptr) return;
   if (PQntuples(result) != 1) {
     PQclear(result);
-    return Claim::kRace;  // a row inserted meanwhile by another node
+    answer->outcome = registry_round::Answer::kRace;  // a row inserted meanwhile by another node
+    return;
   }
   Holder& row = out->row;
   copy_printable(row.system_identifier, sizeof(row.system_identifier), PQgetvalue(result, 0, 1));
@@ -144,36 +149,39 @@ Claim claim(const Self& self, int datacenter_id, int worker_id, int64_t cap_ms, 
   row.claimed_at = registry_timestamp(result, 5);
   row.renewed_at = registry_timestamp(result, 6);
   row.expires_at = registry_timestamp(result, 7);
-  out->inherited_ms =
+  answer->renewed_at_us =
+      PQgetisnull(result, 0, 6) ? INT64_MAX : strtoll(PQgetvalue(result, 0, 6), nullptr, 10);
+  answer->inherited_ms =
       PQgetisnull(result, 0, 8) ? -1 : strtoll(PQgetvalue(result, 0, 8), nullptr, 10);
   copy_printable(out->taken_from, sizeof(out->taken_from),
                  PQgetisnull(result, 0, 9) ? "" : PQgetvalue(result, 0, 9));
-  out->ids_before_ms =
+  answer->taken = out->taken_from[0] != '\0';
+  answer->ids_before_ms =
       PQgetisnull(result, 0, 10) ? -1 : strtoll(PQgetvalue(result, 0, 10), nullptr, 10);
-  out->table = strtoll(PQgetvalue(result, 0, 11), nullptr, 10);
-  out->existed = strcmp(PQgetvalue(result, 0, 12), "t") == 0;
+  answer->table = strtoll(PQgetvalue(result, 0, 11), nullptr, 10);
+  answer->existed = strcmp(PQgetvalue(result, 0, 12), "t") == 0;
   // An infinite renewed_at (a row an administrator reserved) is never older.
-  out->previous_renewed_at_us = !out->existed ? 0
-                                : PQgetisnull(result, 0, 13)
-                                    ? INT64_MAX
-                                    : strtoll(PQgetvalue(result, 0, 13), nullptr, 10);
-  out->now_us = strtoll(PQgetvalue(result, 0, 14), nullptr, 10);
+  answer->previous_renewed_at_us = !answer->existed ? 0
+                                   : PQgetisnull(result, 0, 13)
+                                       ? INT64_MAX
+                                       : strtoll(PQgetvalue(result, 0, 13), nullptr, 10);
+  answer->now_us = strtoll(PQgetvalue(result, 0, 14), nullptr, 10);
   const bool claimed = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
   PQclear(result);
-  return claimed ? Claim::kClaimed : Claim::kTaken;
+  answer->outcome = claimed ? registry_round::Answer::kClaimed : registry_round::Answer::kTaken;
 }
 
 // The rows of the range, read with one statement; src/core/pick.hpp decides.
-bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, char* error) {
+void pick(const Self& self, registry_round::Answer* answer, char* error) {
+  answer->outcome = registry_round::Answer::kFailed;
   const automatic::Range range = automatic::range_of(settings.layout, settings.datacenter_id);
   char low[16], high[16], workers[16];
   snprintf(low, sizeof(low), "%d", range.first_datacenter_id);
   snprintf(high, sizeof(high), "%d", range.last_datacenter_id);
   snprintf(workers, sizeof(workers), "%d", range.last_worker_id);
   const char* const parameters[] = {low, high, workers};
-  *found = true;  // until the rows show every identity leased: a failed statement is no answer
   PGresult* result = run(with_table(kPick), 3, parameters, error);
-  if (result == nullptr) return false;
+  if (result == nullptr) return;
 
   // Views of the result's text, which outlives the pick; in the round's memory context.
   const int count = PQntuples(result);
@@ -196,55 +204,38 @@ bool pick(const Self& self, int* datacenter_id, int* worker_id, bool* found, cha
   const automatic::Pick choice = automatic::pick(range, me, rows, static_cast<size_t>(count));
   pfree(rows);
   PQclear(result);
-  *found = choice.found;
-  *datacenter_id = choice.datacenter_id;
-  *worker_id = choice.worker_id;
-  return choice.found;
+  answer->outcome =
+      choice.found ? registry_round::Answer::kPicked : registry_round::Answer::kNoneFree;
+  answer->datacenter_id = choice.datacenter_id;
+  answer->worker_id = choice.worker_id;
 }
 
-// A new holder starts above its predecessors: its generator's floor goes up
-// to the largest ids_before they reported (nothing is made durable: the first
-// ID there raises a durable bound first). Renewals return the same floor,
-// which then changes nothing.
-void apply_inherited(const ClaimResult& result, bool same_lease, View* target) {
-  View& view = *target;
+// A new holder starts above its predecessors (renewals hand over the same
+// floor, which then changes nothing).
+void raise_floor(int64_t floor, int64_t floor_ms, bool log, const View& view) {
   Generator* generator = node_generator();
-  const Layout& layout = settings.layout;
-  const bool taken = result.taken_from[0] != '\0';
-  if (taken) strlcpy(view.floor_host, result.taken_from, sizeof(view.floor_host));
-  const bool renewal = same_lease && !taken;
-  const int64_t timestamp = lease::floor_from_inherited(layout, result.inherited_ms);
-  if (generator == nullptr || timestamp <= 0) {
-    view.floor = lease::floor_after_claim(view.floor, renewal, 0);
-    return;
-  }
-  const int64_t last = generator->state().last_id.load();
-  const bool raises = last < layout.max_id(timestamp - 1);
-  generator->raise_floor(timestamp);
-  view.floor = lease::floor_after_claim(view.floor, renewal, timestamp);
-  if (raises && result.inherited_ms > unix_time_ms()) {
-    ereport(LOG,
-            (errmsg("snowflake registry: continuing above the previous holder's IDs, which run "
-                    "up to %s",
-                    timestamp_text(timestamptz_from_unix_ms(result.inherited_ms))),
-             errdetail("The previous holder of the identity (%s) may have issued IDs up to that "
-                       "time; this node's clock is behind it by %lld ms, snowflake.max_lead is "
-                       "%d ms.",
-                       view.floor_host[0] != '\0' ? view.floor_host : "unknown",
-                       static_cast<long long>(result.inherited_ms - unix_time_ms()),
-                       settings.max_lead_ms)));
-  }
+  if (generator == nullptr) return;
+  generator->raise_floor(floor);
+  if (!log) return;
+  ereport(LOG,
+          (errmsg("snowflake registry: continuing above the previous holder's IDs, which run "
+                  "up to %s",
+                  timestamp_text(timestamptz_from_unix_ms(floor_ms))),
+           errdetail("The previous holder of the identity (%s) may have issued IDs up to that "
+                     "time; this node's clock is behind it by %lld ms, snowflake.max_lead is "
+                     "%d ms.",
+                     view.floor_host[0] != '\0' ? view.floor_host : "unknown",
+                     static_cast<long long>(floor_ms - unix_time_ms()), settings.max_lead_ms)));
 }
 
-bool release_row(const Self& self, int datacenter_id, int worker_id, TimestampTz renewed_at,
+bool release_row(const Self& self, int datacenter_id, int worker_id, int64_t renewed_at_us,
                  int64_t ids_before, bool* released, char* error) {
   char datacenter[16], work[16], timeline[24], before[24], renewed[24], token[24];
   snprintf(datacenter, sizeof(datacenter), "%d", datacenter_id);
   snprintf(work, sizeof(work), "%d", worker_id);
   snprintf(timeline, sizeof(timeline), "%lld", static_cast<long long>(self.timeline));
   snprintf(before, sizeof(before), "%lld", static_cast<long long>(ids_before));
-  snprintf(renewed, sizeof(renewed), "%lld",
-           static_cast<long long>(renewed_at + kPostgresEpochUnixMs * 1000));
+  snprintf(renewed, sizeof(renewed), "%lld", static_cast<long long>(renewed_at_us));
   snprintf(token, sizeof(token), "%lld", static_cast<long long>(self.token));
   const char* const parameters[] = {datacenter, work,      self.system_identifier,
                                     timeline,   self.host, self.data_directory,
@@ -254,6 +245,71 @@ bool release_row(const Self& self, int datacenter_id, int worker_id, TimestampTz
   *released = strcmp(PQcmdTuples(result), "1") == 0;
   PQclear(result);
   return true;
+}
+
+registry_round::Answer ask_registry(const registry_round::Request& request, ClaimRow* row,
+                                    RegistryFacts* facts, char* error) {
+  registry_round::Answer answer;
+  Self self;
+  describe_self(&self);
+  if (!connected() && !connect_registry(error)) return answer;
+  if (request.probe && (!probe_durability(facts, error) || !probe_history(*facts, &answer, error)))
+    return answer;
+  if (request.kind == registry_round::Request::kClaim)
+    claim(self, request, &answer, row, error);
+  else
+    pick(self, &answer, error);
+  return answer;
+}
+
+void record_row(const ClaimRow& row, registry_round::FloorFrom floor_from, bool held, View* view) {
+  Self self;
+  describe_self(&self);
+  if (held) {
+    view->mine = row.row;
+    view->error[0] = '\0';
+    view->error_at = 0;
+    if (floor_from == registry_round::FloorFrom::kNone) view->floor_host[0] = '\0';
+    if (floor_from == registry_round::FloorFrom::kPreviousHolder)
+      strlcpy(view->floor_host, row.taken_from, sizeof(view->floor_host));
+    if (floor_from == registry_round::FloorFrom::kForgottenHolder)
+      strlcpy(view->floor_host, "a holder the registry may have forgotten",
+              sizeof(view->floor_host));
+  } else {
+    view->other = row.row;
+    view->mine.timeline = self.timeline;
+    strlcpy(view->mine.host, self.host, sizeof(view->mine.host));
+    strlcpy(view->mine.data_directory, self.data_directory, sizeof(view->mine.data_directory));
+  }
+  strlcpy(view->mine.system_identifier, self.system_identifier,
+          sizeof(view->mine.system_identifier));
+}
+
+void release_lease(const registry_round::Request& request, char* error) {
+  pg_memory_barrier();  // the View said released before last_id is read
+  Generator* generator = node_generator();
+  if (generator == nullptr) return;
+  const int64_t ids_before =
+      lease::release_ids_before_ms(settings.layout, generator->state().last_id.load());
+  start_release();
+  Self self;
+  describe_self(&self);
+  bool released = false;
+  if ((!connected() && !connect_registry(error)) ||
+      !release_row(self, request.datacenter_id, request.worker_id, request.renewed_at_us,
+                   ids_before, &released, error)) {
+    ereport(LOG, (errmsg("snowflake registry: could not release datacenter_id %d, worker_id %d: %s",
+                         request.datacenter_id, request.worker_id, error),
+                  errdetail("The row keeps the ids_before of its last renewal.")));
+    return;
+  }
+  if (released)
+    ereport(LOG, (errmsg("snowflake registry: released datacenter_id %d, worker_id %d",
+                         request.datacenter_id, request.worker_id),
+                  errdetail("The registry row now says this node's IDs run up to %s; a standby "
+                            "promoted in its place, or this node restarted, takes it over and "
+                            "issues at once. The lease runs on for other nodes.",
+                            timestamp_text(timestamptz_from_unix_ms(ids_before)))));
 }
 
 }  // namespace snowflake::pg::registry

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "../../core/registry_round.hpp"
 #include "../settings.hpp"
 #include "../text.hpp"
 #include "stall.hpp"
@@ -223,10 +224,10 @@ void note_notice(void*, const PGresult* notice) {
 }  // namespace
 
 // For connecting and for each statement (also the registry's statement_timeout):
-// a quarter of the lease, at most 10 s, so that a renewal sent a third into the
-// lease has failed or succeeded long before the node must stop (0.9 of it).
+// registry_round::request_timeout_ms, and a second at most for the release.
 int request_timeout_ms() {
-  const int timeout_ms = std::min(settings.registry_lease_ms / 4, 10000);
+  const int timeout_ms =
+      static_cast<int>(registry_round::request_timeout_ms(settings.registry_lease_ms));
   return client.releasing ? std::min(timeout_ms, kReleaseTimeoutMs) : timeout_ms;
 }
 

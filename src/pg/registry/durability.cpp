@@ -10,8 +10,8 @@
 //     pins it), so a registry whose synchronous standbys are configured waits
 //     for them for every claim and renewal, whatever the role's or database's
 //     default;
-//   - at every connection and then every lease (at most once a minute) the
-//     worker asks the registry whether it is in recovery, its
+//   - at every connection and then every lease (at most once a minute:
+//     src/core/registry_round.hpp) the worker asks the registry whether it is in recovery, its
 //     synchronous_standby_names, how many standbys stream from it (the rows of
 //     pg_stat_replication, which any role sees, their columns masked), and,
 //     where the role may execute them, its pg_control_system()'s system
@@ -28,7 +28,6 @@
 // does, and what the nodes cannot see of it: history.cpp.)
 #include "durability.hpp"
 
-#include <algorithm>
 #include <cctype>
 
 #include "../settings.hpp"
@@ -38,8 +37,6 @@
 namespace snowflake::pg::registry {
 
 namespace {
-
-constexpr int64_t kLongestProbeIntervalUs = 60 * 1000 * 1000;
 
 bool blank(const char* text) {
   for (const char* p = text; *p != '\0'; p++)
@@ -103,10 +100,6 @@ const char* durability_name(Durability durability) {
       break;
   }
   return nullptr;
-}
-
-int64_t probe_interval_us() {
-  return std::min<int64_t>(int64_t{settings.registry_lease_ms} * 1000, kLongestProbeIntervalUs);
 }
 
 bool probe_durability(RegistryFacts* facts, char* error) {

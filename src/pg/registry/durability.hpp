@@ -18,8 +18,4 @@ const char* durability_name(Durability durability);
 // reason in `error` if a statement failed (the caller disconnects).
 bool probe_durability(RegistryFacts* facts, char* error);
 
-// How often a connected worker probes again: every lease, at most once a
-// minute (and at every new connection).
-int64_t probe_interval_us();
-
 }  // namespace snowflake::pg::registry

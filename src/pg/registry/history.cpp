@@ -13,11 +13,12 @@
 //     made again while the connection stays open), and the row before the
 //     statement against what this worker last saw of it (gone, or renewed
 //     earlier than it saw).
-// A change is a WARNING (once per change: the identity seen is remembered),
-// snowflake_registry_status's registry_history_changed_at (the registry's
-// clock), the floor of every claim that is not a renewal (worker.cpp,
-// record_claim), and, while a lease is held, the gap above its cap
-// (lease.cpp skips it).
+// The comparisons are the round's (src/core/registry_round.hpp: the probe's
+// answer and every claim's). A change is a WARNING (once per change: the
+// identity seen is remembered), snowflake_registry_status's
+// registry_history_changed_at (the registry's clock), the floor of every
+// claim that is not a renewal, and, while a lease is held, the gap above its
+// cap (lease.cpp skips it).
 //
 // What it remembers. pg_snowflake/registry holds the identity last seen, the
 // longest lease of the registry's rows, and the last change with its floor,
@@ -34,9 +35,7 @@
 #include <cerrno>
 #include <cinttypes>
 
-#include "../../core/lease.hpp"
 #include "../../core/registry_history.hpp"
-#include "../node.hpp"
 #include "../settings.hpp"
 #include "../time.hpp"
 #include "client.hpp"
@@ -70,15 +69,6 @@ pg_crc32c file_crc(const HistoryFile& file) {
   FIN_CRC32C(crc);
   return crc;
 }
-
-// What this worker last saw of the row it claims, and in which table.
-struct RowSeen {
-  int datacenter_id = -1;
-  int worker_id = -1;
-  int64_t renewed_at_us = 0;  // 0: nothing (or an infinite renewed_at)
-  int64_t table = 0;
-};
-RowSeen row_seen;
 
 // What the file holds (so it is written only when that changes).
 registry_history::Memory written;
@@ -125,10 +115,6 @@ void write_file(const registry_history::Memory& memory) {
   if (durable_rename(kTempPath, kPath, WARNING) == 0) written = memory;
 }
 
-void remember(const View& view) {
-  if (!(view.registry.history == written)) write_file(view.registry.history);
-}
-
 const char* system_text(uint64_t system_identifier) {
   return system_identifier == 0 ? "(unknown)" : psprintf("%" PRIu64, system_identifier);
 }
@@ -138,47 +124,6 @@ const char* identity_text(const registry_history::Identity& identity) {
                   system_text(identity.system_identifier),
                   static_cast<long long>(identity.timeline),
                   static_cast<long long>(identity.table));
-}
-
-// A change seen at the registry's `now_ms`: the floor (core), the gap of a
-// lease held, the time for the status, the WARNING saying `what` changed.
-void saw_change(View* view, int64_t now_ms, const char* what) {
-  registry_history::Memory& memory = view->registry.history;
-  registry_history::seen_change(&memory, now_ms, settings.registry_lease_ms, settings.max_lead_ms);
-  view->registry.history_changed_at = timestamptz_from_unix_ms(now_ms);
-  const Layout& layout = settings.layout;
-  const char* gap = "";
-  if (view->state == State::kHeld) {
-    lease::Grant grant = grant_of(*view, true);
-    Generator* generator = node_generator();
-    const int64_t last =
-        generator != nullptr ? layout.timestamp_of(generator->state().last_id.load()) : 0;
-    lease::gap_after_change(&grant, layout.timestamp_from_unix_ms(memory.floor_ms), last);
-    view->gap_from = grant.gap_from;
-    view->gap_until = grant.gap_until;
-    if (grant.gap_until > 0)
-      gap = psprintf(
-          "; under the lease it holds on datacenter_id %d, worker_id %d, it issues no ID from %s "
-          "(its limit when it saw the change) to then",
-          view->datacenter_id, view->worker_id,
-          timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(grant.gap_from))));
-  }
-  char server[kHostSize];
-  describe_server(server, sizeof(server));
-  ereport(WARNING,
-          (errmsg("the snowflake registry's history changed: %s", what),
-           errdetail("The registry (%s) failed over, was restored, or its table was dropped and "
-                     "made again since this node last saw it. Its leases and the floors read "
-                     "from it (ids_before) are trusted only as far as it kept the commits it "
-                     "acknowledged before.",
-                     server),
-           errhint("If it lost commits (a failover to an asynchronous standby, a restore to an "
-                   "earlier point, its database or table made again), a node that takes an "
-                   "identity over may start below IDs already issued; see \"What it must keep\" "
-                   "in doc/registry.md. This node starts every identity it claims from now on at "
-                   "%s or later%s.",
-                   timestamp_text(timestamptz_from_unix_ms(memory.floor_ms)), gap)));
-  remember(*view);
 }
 
 }  // namespace
@@ -224,7 +169,11 @@ void load_history(View* view) {
     facts.history_changed_at = timestamptz_from_unix_ms(memory.changed_at_ms);
 }
 
-bool probe_history(View* view, char* error) {
+void remember_history(const registry_history::Memory& memory) {
+  if (!(memory == written)) write_file(memory);
+}
+
+bool probe_history(const RegistryFacts& facts, registry_round::Answer* answer, char* error) {
   const char* const table[] = {with_table("{table}")};
   PGresult* result =
       run(with_table("SELECT $1::regclass::oid::bigint,\n"
@@ -234,76 +183,76 @@ bool probe_history(View* view, char* error) {
                      "      FROM {table} WHERE isfinite(expires_at) AND isfinite(renewed_at))"),
           1, table, error);
   if (result == nullptr) return false;
-  RegistryFacts& facts = view->registry;
-  registry_history::Memory& memory = facts.history;
-  const registry_history::Identity seen{strtoull(facts.system_identifier, nullptr, 10),
-                                        facts.timeline,
-                                        strtoll(PQgetvalue(result, 0, 0), nullptr, 10)};
-  const int64_t now_ms = strtoll(PQgetvalue(result, 0, 1), nullptr, 10);
-  const int64_t longest_lease_ms =
+  answer->probed = true;
+  answer->registry =
+      registry_history::Identity{strtoull(facts.system_identifier, nullptr, 10), facts.timeline,
+                                 strtoll(PQgetvalue(result, 0, 0), nullptr, 10)};
+  answer->probe_now_ms = strtoll(PQgetvalue(result, 0, 1), nullptr, 10);
+  answer->longest_lease_ms =
       PQgetisnull(result, 0, 2) ? 0 : strtoll(PQgetvalue(result, 0, 2), nullptr, 10);
   PQclear(result);
-  const registry_history::Identity before = memory.identity;
-  const unsigned change = registry_history::compare(before, seen);
-  memory.identity = registry_history::merge(before, seen);
-  if (change != 0) {
-    saw_change(
-        view, now_ms,
-        psprintf("it is %s, and was %s", identity_text(memory.identity), identity_text(before)));
-  } else if (facts.history_unreadable) {
-    saw_change(view, now_ms,
-               psprintf("it is %s, and this node's record of it could not be read",
-                        identity_text(memory.identity)));
-  }
-  facts.history_unreadable = false;
-  registry_history::seen_lease(&memory, longest_lease_ms);
-  remember(*view);
   return true;
 }
 
-void check_claim(View* view, int datacenter_id, int worker_id, const ClaimResult& result) {
-  registry_history::Memory& memory = view->registry.history;
-  const registry_history::Identity seen{0, 0, result.table};
-  const registry_history::Identity before = memory.identity;
-  const unsigned identity_change = registry_history::compare(before, seen);
-  memory.identity = registry_history::merge(before, seen);
-  // The row, compared only with what was seen of it in the same table.
-  const bool same_row = row_seen.datacenter_id == datacenter_id &&
-                        row_seen.worker_id == worker_id && row_seen.table == result.table;
-  const unsigned row_change = registry_history::row_change(
-      same_row ? row_seen.renewed_at_us : 0,
-      registry_history::RowBefore{result.existed, result.previous_renewed_at_us});
-  const int64_t now_ms = result.now_us / 1000;
-  if (identity_change != 0) {
-    saw_change(
-        view, now_ms,
-        psprintf("it is %s, and was %s", identity_text(memory.identity), identity_text(before)));
-  } else if (row_change & registry_history::kRowGone) {
-    saw_change(view, now_ms,
-               psprintf("its row of datacenter_id %d, worker_id %d is gone, which this node saw "
-                        "renewed at %s",
-                        datacenter_id, worker_id,
-                        timestamp_text(timestamptz_from_unix_ms(row_seen.renewed_at_us / 1000))));
-  } else if (row_change & registry_history::kRowOlder) {
-    saw_change(
-        view, now_ms,
-        psprintf("its row of datacenter_id %d, worker_id %d was last renewed at %s, and this node "
-                 "saw it renewed at %s",
-                 datacenter_id, worker_id,
-                 timestamp_text(timestamptz_from_unix_ms(result.previous_renewed_at_us / 1000)),
-                 timestamp_text(timestamptz_from_unix_ms(row_seen.renewed_at_us / 1000))));
+void warn_history_changed(const registry_round::HistoryChange& change) {
+  using registry_round::HistoryChange;
+  const char* what = "";
+  switch (change.what) {
+    case HistoryChange::kIdentity:
+      what = psprintf("it is %s, and was %s", identity_text(change.after),
+                      identity_text(change.before));
+      break;
+    case HistoryChange::kUnreadable:
+      what = psprintf("it is %s, and this node's record of it could not be read",
+                      identity_text(change.after));
+      break;
+    case HistoryChange::kRowGone:
+      what = psprintf(
+          "its row of datacenter_id %d, worker_id %d is gone, which this node saw renewed at %s",
+          change.datacenter_id, change.worker_id,
+          timestamp_text(timestamptz_from_unix_ms(change.seen_renewed_at_us / 1000)));
+      break;
+    case HistoryChange::kRowOlder:
+      what = psprintf(
+          "its row of datacenter_id %d, worker_id %d was last renewed at %s, and this node saw "
+          "it renewed at %s",
+          change.datacenter_id, change.worker_id,
+          timestamp_text(timestamptz_from_unix_ms(change.previous_renewed_at_us / 1000)),
+          timestamp_text(timestamptz_from_unix_ms(change.seen_renewed_at_us / 1000)));
+      break;
   }
-  remember(*view);
-  const TimestampTz renewed_at = result.row.renewed_at;
-  row_seen.datacenter_id = datacenter_id;
-  row_seen.worker_id = worker_id;
-  row_seen.table = result.table;
-  row_seen.renewed_at_us =
-      TIMESTAMP_NOT_FINITE(renewed_at) ? 0 : renewed_at + kPostgresEpochUnixMs * 1000;
+  const Layout& layout = settings.layout;
+  const char* gap =
+      change.gap_until <= 0
+          ? ""
+          : psprintf(
+                "; under the lease it holds on datacenter_id %d, worker_id %d, it issues no "
+                "ID from %s (its limit when it saw the change) to then",
+                change.held_datacenter_id, change.held_worker_id,
+                timestamp_text(timestamptz_from_unix_ms(layout.unix_ms(change.gap_from))));
+  char server[kHostSize];
+  describe_server(server, sizeof(server));
+  ereport(WARNING,
+          (errmsg("the snowflake registry's history changed: %s", what),
+           errdetail("The registry (%s) failed over, was restored, or its table was dropped and "
+                     "made again since this node last saw it. Its leases and the floors read "
+                     "from it (ids_before) are trusted only as far as it kept the commits it "
+                     "acknowledged before.",
+                     server),
+           errhint("If it lost commits (a failover to an asynchronous standby, a restore to an "
+                   "earlier point, its database or table made again), a node that takes an "
+                   "identity over may start below IDs already issued; see \"What it must keep\" "
+                   "in doc/registry.md. This node starts every identity it claims from now on at "
+                   "%s or later%s.",
+                   timestamp_text(timestamptz_from_unix_ms(change.floor_ms)), gap)));
 }
 
-void forget_rows_seen() {
-  row_seen = RowSeen{};
+void log_claim_above_floor(const registry_round::Round& round, int64_t floor_ms) {
+  ereport(LOG, (errmsg("snowflake registry: claiming datacenter_id %d, worker_id %d above %s, as "
+                       "the registry's history changed at %s",
+                       round.datacenter_id, round.worker_id,
+                       timestamp_text(timestamptz_from_unix_ms(floor_ms)),
+                       timestamp_text(timestamptz_from_unix_ms(round.history.changed_at_ms)))));
 }
 
 }  // namespace snowflake::pg::registry

@@ -2,8 +2,9 @@
 // read from the View (view.cpp) twice per issue(), before and after its
 // reservation, and the errors that say why not. The rules these checks enforce
 // are stated where the values they compare are made: valid_until in
-// worker.cpp ("The rule that keeps two nodes apart"), ids_before and the floor
-// in claim.cpp ("The rule that keeps a takeover apart").
+// src/core/registry_round.hpp ("The rule that keeps two nodes apart"),
+// ids_before and the floor in claim.cpp ("The rule that keeps a takeover
+// apart").
 #include <algorithm>
 
 #include "../../core/clock.hpp"

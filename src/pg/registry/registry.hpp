@@ -2,8 +2,8 @@
 // kept in a PostgreSQL database that every node reaches, so that two live
 // nodes never issue IDs with the same identity. This header is what the rest
 // of the module sees of src/pg/registry/; src/README.md maps its files (the
-// protocol is stated in worker.cpp and claim.cpp), doc/registry.md is the
-// operator's guide.
+// protocol is stated in src/core/registry_round.hpp, the worker's round, and
+// in claim.cpp), doc/registry.md is the operator's guide.
 #pragma once
 
 #include <cstdint>

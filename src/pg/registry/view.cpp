@@ -13,8 +13,10 @@
 // a new postmaster draws a new one. 0 means none (a row written by 1.6).
 //
 // Who writes what. The "snowflake registry" worker (worker.cpp) is the only
-// writer of the View; backends only read it (lease.cpp, status.cpp), and never
-// talk to the registry themselves. The View outlives a restart of the worker,
+// writer of the View: its round (src/core/registry_round.hpp) as it stands
+// after each step, and what the registry's answers said; backends only read
+// it (lease.cpp, status.cpp), and never talk to the registry themselves. The
+// View outlives a restart of the worker, which restores its round from it,
 // so a lease held stays held.
 //
 // The seqlock. The worker makes changecount odd, copies the View in, makes
@@ -25,6 +27,7 @@
 // reads none (issuing_node() in registry.hpp).
 #include "view.hpp"
 
+#include "../../core/clock.hpp"
 #include "../settings.hpp"
 #include "registry.hpp"
 
@@ -97,6 +100,47 @@ void reset_view(View* view, State state) {
   view->node = -1;
   view->datacenter_id = -1;
   view->worker_id = -1;
+}
+
+void publish_round(const registry_round::Round& round, View* view) {
+  view->state = round.state;
+  view->target_datacenter_id = round.target_datacenter_id;
+  view->target_worker_id = round.target_worker_id;
+  view->node = round.node;
+  view->valid_until_us = round.valid_until_us;
+  view->ids_before = round.ids_before;
+  view->floor = round.floor;
+  view->gap_from = round.gap_from;
+  view->gap_until = round.gap_until;
+  view->datacenter_id = round.datacenter_id;
+  view->worker_id = round.worker_id;
+  view->lease_ms = static_cast<int32>(round.lease_ms);
+  RegistryFacts& facts = view->registry;
+  facts.history = round.history;
+  facts.history_unreadable = round.history_unreadable;
+  facts.history_changed_at =
+      round.history.changed_at_ms != 0 ? timestamptz_from_unix_ms(round.history.changed_at_ms) : 0;
+  write_view(*view);
+}
+
+void restore_round(const View& view, registry_round::Round* round) {
+  round->state = view.state;
+  round->target_datacenter_id = view.target_datacenter_id;
+  round->target_worker_id = view.target_worker_id;
+  round->datacenter_id = view.datacenter_id;
+  round->worker_id = view.worker_id;
+  round->node = view.node;
+  round->valid_until_us = view.valid_until_us;
+  round->ids_before = view.ids_before;
+  round->floor = view.floor;
+  round->gap_from = view.gap_from;
+  round->gap_until = view.gap_until;
+  round->lease_ms = view.lease_ms;
+  round->renewed_at_us = TIMESTAMP_NOT_FINITE(view.mine.renewed_at)
+                             ? INT64_MAX
+                             : view.mine.renewed_at + kPostgresEpochUnixMs * 1000;
+  round->history = view.registry.history;
+  round->history_unreadable = view.registry.history_unreadable;
 }
 
 }  // namespace registry

@@ -10,6 +10,7 @@
 
 #include "../../core/lease.hpp"
 #include "../../core/registry_history.hpp"
+#include "../../core/registry_round.hpp"
 #include "../postgres.hpp"
 #include "../time.hpp"
 
@@ -26,17 +27,8 @@ constexpr int kHostSize = 256;
 constexpr int kErrorSize = 512;
 constexpr int kWaitSize = 64;
 
-enum class State : int32 {
-  kDisabled,      // no registry configured
-  kStarting,      // no answer yet for the current identity settings
-  kStandby,       // in recovery: nothing claimed
-  kUnconfigured,  // worker_id set, datacenter_id not
-  kHeld,          // leased; IDs may be issued while lease_clock_us() < valid_until_us
-  kConflict,      // another live node holds the configured identity
-  kUnreachable,   // no lease, and the last attempt failed
-  kExhausted,     // automatic leasing found no free identity
-  kReleased,      // shutting down: issues nothing, told the registry its last ID
-};
+// The worker's states (src/core/registry_round.hpp says when each holds).
+using State = registry_round::State;
 
 // A registry row as the worker saw it.
 struct Holder {
@@ -50,7 +42,7 @@ struct Holder {
 };
 
 // What the registry can lose of what it acknowledged, as the worker's last
-// probe of it found (worker.cpp, "Durability").
+// probe of it found (durability.cpp).
 enum class Durability : int32 {
   kUnknown,       // not probed yet, or its pg_stat_replication is not readable
   kSynchronous,   // synchronous_standby_names set: commits wait for a standby
@@ -125,15 +117,13 @@ constexpr size_t kHotSize = offsetof(View, mine);
 
 // The hot part as the lease decisions (src/core/lease.hpp) take it.
 inline lease::Grant grant_of(const View& view, bool current) {
-  lease::Grant grant;
-  grant.held = current && view.state == State::kHeld;
-  grant.node = view.node;
-  grant.valid_until_us = view.valid_until_us;
-  grant.ids_before = view.ids_before;
-  grant.floor = view.floor;
-  grant.gap_from = view.gap_from;
-  grant.gap_until = view.gap_until;
-  return grant;
+  return lease::Grant{current && view.state == State::kHeld,
+                      view.node,
+                      view.valid_until_us,
+                      view.ids_before,
+                      view.floor,
+                      view.gap_from,
+                      view.gap_until};
 }
 
 struct SharedRegistry {
@@ -167,6 +157,11 @@ void write_view(const View& view);
 // Empties `view` into `state`, for the identity settings as they are now; its
 // `registry` facts are kept.
 void reset_view(View* view, State state);
+
+// The worker's round (src/core/registry_round.hpp) into `view`, written; and
+// back from the View at the worker's start (the View outlives the worker).
+void publish_round(const registry_round::Round& round, View* view);
+void restore_round(const View& view, registry_round::Round* round);
 
 // The clock of leases and waits: monotonic, and unlike CLOCK_MONOTONIC it
 // keeps counting while the machine is suspended, so a node that wakes up after
