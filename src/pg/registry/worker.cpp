@@ -7,8 +7,7 @@
 // into the round's events, and its actions into statements (claim.cpp, with
 // the probes of what the registry can lose, durability.cpp, and of its
 // history, history.cpp), the View (view.cpp, which backends read: lease.cpp)
-// and log lines. Every wait is on its latch with a deadline, so shutdown and
-// reloads are never held up for long.
+// and log lines. Every wait is on its latch with a deadline.
 //
 // Interrupts. The worker is a backend without a database (it has a PGPROC and
 // a ProcSignal slot), so every operation that waits for all backends to
@@ -216,8 +215,7 @@ long other_duties() {
     const long check_ms = RecoveryInProgress() ? round::kRecoveryPollUs / 1000 : step_bound_check();
     if (check_ms >= 0) timeout_ms = timeout_ms < 0 ? check_ms : std::min(timeout_ms, check_ms);
   }
-  // The replication origin that keeps a second copy of the bound
-  // (bound_register.cpp), set up on a primary once the bound is known.
+  // The bound's replication origin, set up on a primary (bound_register.cpp).
   const long register_ms = step_register();
   if (register_ms >= 0)
     timeout_ms = timeout_ms < 0 ? register_ms : std::min(timeout_ms, register_ms);
