@@ -170,6 +170,28 @@ is($node->safe_psql('postgres', "SELECT snowflake_from_public('$text_b')"),
 is($node->safe_psql('postgres', 'SELECT left(snowflake_to_public(1), 1)'),
 	'C', 'C encodes');
 
+## A database without a conversion to UTF-8 ---------------------------------------
+
+# MULE_INTERNAL has none (sql/public_id.sql has the encodings that do); 19
+# removed it.
+SKIP:
+{
+	skip 'no MULE_INTERNAL encoding on this major (19 removed it)', 3
+	  unless $node->safe_psql('postgres', q{SELECT pg_char_to_encoding('MULE_INTERNAL') >= 0}) eq 't';
+	$node->safe_psql('postgres',
+		q{CREATE DATABASE mule ENCODING 'MULE_INTERNAL' LOCALE 'C' TEMPLATE template0});
+	$node->safe_psql('mule', 'CREATE EXTENSION snowflake');
+	is($node->safe_psql('mule', "SELECT snowflake_to_public($id, 'orders')"),
+		$node->safe_psql('postgres', "SELECT snowflake_to_public($id, 'orders')"),
+		'MULE_INTERNAL: an ASCII tweak gives the text it gives elsewhere');
+	$r = SnowflakeTest::try_sql($node, qq{SELECT snowflake_to_public($id, E'caf\\x81\\xe9')},
+		dbname => 'mule');
+	is($r->{sqlstate}, '0A000', 'MULE_INTERNAL: a tweak beyond ASCII is refused (0A000)');
+	like($r->{detail} // '', qr/no conversion from this database's encoding, MULE_INTERNAL, to UTF-8/,
+		'the detail says why');
+	$node->safe_psql('postgres', 'DROP DATABASE mule');
+}
+
 ## No file: the functions refuse ---------------------------------------------------
 
 $node->adjust_conf('postgresql.conf', 'snowflake.public_id_keys_file', "''");
