@@ -185,14 +185,15 @@ run_sql() {
 # postgres user: the framework runs initdb and the servers as the user running
 # prove, PROVE_JOBS tests at a time (default 1). They run from a copy laid
 # out as the checkout, that user's to read:
-# test/perl and doc/registry.md included (the tests create the registry table
-# from it).
+# test/perl, doc/registry.md (the tests create the registry table from it)
+# and README.md (test/t/086 checks the state file's size it gives) included.
 prove_as_postgres() {
     local work
     work=$(mktemp -d /tmp/snowflake-tap.XXXXXX)
     mkdir -p "$work/test" "$work/doc"
     cp -r test/t test/citus test/perl test/campaign "$work/test/"
     cp doc/registry.md "$work/doc/"
+    cp README.md "$work/"
     chown -R postgres: "$work"
     local tests=("${@/#/$work/}")
     local status=0

@@ -66,7 +66,8 @@ test/perl/SnowflakeTest/Nodes.pm>), and is SnowflakeTest::NAME as well:
 
   SnowflakeTest::Nodes      init_node, init_standby, remember_node, start_node,
                             restart_node, crash_node, snapshot_node,
-                            run_pg_upgrade, start_node_at
+                            run_pg_upgrade, start_node_at,
+                            wait_until_accepting
   SnowflakeTest::Clock      faketime_available, enable_faketime,
                             set_clock_offset, server_clock_offset_ms
   SnowflakeTest::Sql        try_sql, start_sql, finish_sql, running,

@@ -169,13 +169,16 @@ ok( $node->poll_query_until('postgres',
 SnowflakeTest::set_clock_offset($node, -10);
 my $victim = SnowflakeTest::backend_pid($node, 'writer_41');
 my $postmaster_started = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+my $log_offset = -s $node->logfile;
 kill 'KILL', $victim;
 SnowflakeTest::finish_sql($_) for @writers;
+ok( $node->wait_for_log(
+		qr/\(PID $victim\) was terminated by signal 9.*all server processes terminated; reinitializing/s,
+		$log_offset),
+	'the postmaster saw the backend killed and reinitialized');
+SnowflakeTest::wait_until_accepting($node);
 ok($node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()'),
 	'the server is back after reinitializing');
-like(slurp_file($node->logfile),
-	qr/\(PID $victim\) was terminated by signal 9.*all server processes terminated; reinitializing/s,
-	'the postmaster saw the backend killed and reinitialized');
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'),
 	$postmaster_started, 'the postmaster itself kept running');
 $highest = highest();

@@ -392,6 +392,28 @@ sub start_node_at
 
 =pod
 
+=item wait_until_accepting($node)
+
+Waits until the node's server accepts connections (pg_isready), as after a
+backend's crash, when the postmaster reinitializes and replays WAL; dies if
+it does not within the framework's timeout. Call it before poll_query_until
+there: a psql that is refused before it reads its query makes IPC::Run fail
+the test with a broken pipe instead of trying again.
+
+=cut
+
+sub wait_until_accepting
+{
+	my ($node) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		return if IPC::Run::run([ 'pg_isready', '-q', '-d', $node->connstr('postgres') ]);
+		usleep(100_000);
+	}
+	croak 'node ' . $node->name . ' does not accept connections';
+}
+
 =back
 
 =cut
