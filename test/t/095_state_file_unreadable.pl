@@ -7,23 +7,26 @@
 # '1d'), and each start below puts its clock back at real time, so that a
 # node that lost its bound would issue them again.
 #
-# 1. With the replication origin "snowflake_bound" (the default
-#    max_replication_slots): pg_snowflake/state truncated to 0 bytes, made
+# The setting that counts replication origin states is max_replication_slots
+# up to 17, max_active_replication_origins from 18 ($ORIGINS below).
+#
+# 1. With the replication origin "snowflake_bound" (the setting's
+#    default): pg_snowflake/state truncated to 0 bytes, made
 #    unreadable (chmod 000), deleted. Each time the server starts, warns with
 #    the real reason (for a file it could not read: that reason, what
 #    happens next, not to put back a copy), takes the bound from the origin
 #    (a WARNING saying so) and issues above every earlier ID; the state file
 #    is written anew (readable).
-# 2. Without it (max_replication_slots = 0: a WARNING says what that costs):
+# 2. Without it (the setting at 0: a WARNING says what that costs):
 #    the same three faults leave the bound unknown, with the server up; the
 #    refusal's DETAIL says the real reason (never that pg_upgrade made the
 #    directory), its HINT only safe answers; snowflake_restore_bound() of
 #    this server's own data directory is refused; the HINT's
 #    snowflake_set_bound() with the time of the last ID issued makes it issue
 #    above every earlier ID.
-# 3. A standby with max_replication_slots = 0 has no state for the origin's
-#    advances it replays: PostgreSQL stops its replay with an error whose
-#    HINT (raise max_replication_slots) works; raised, it replays on and is
+# 3. A standby with the setting at 0 has no state for the origin's advances
+#    it replays: PostgreSQL stops its replay with an error whose HINT (raise
+#    the setting) works; raised, it replays on and is
 #    promoted above every ID of the primary.
 use strict;
 use warnings FATAL => 'all';
@@ -128,10 +131,11 @@ for my $fault (@faults)
 
 ## 2. Without it ---------------------------------------------------------------
 
-my $bare = SnowflakeTest::init_node(
-	'bare',
-	faketime => 1,
-	conf => [ "snowflake.max_lead = '1d'", 'max_replication_slots = 0', 'max_wal_senders = 0' ]);
+my $bare = SnowflakeTest::init_node('bare', faketime => 1, conf => ["snowflake.max_lead = '1d'"]);
+# The setting that counts replication origin states.
+my $ORIGINS = $bare->pg_version >= 18 ? 'max_active_replication_origins' : 'max_replication_slots';
+$bare->append_conf('postgresql.conf',
+	"$ORIGINS = 0\n" . ($ORIGINS eq 'max_replication_slots' ? "max_wal_senders = 0\n" : ''));
 SnowflakeTest::set_clock_offset($bare, $LEAD);
 SnowflakeTest::start_node($bare);
 $bare->safe_psql('postgres', q{
@@ -139,9 +143,9 @@ $bare->safe_psql('postgres', q{
 	CREATE TABLE ids (round int NOT NULL, id bigint NOT NULL DEFAULT snowflake_nextval());
 });
 ok( $bare->wait_for_log(
-		qr/WARNING:  snowflake: max_replication_slots = 0 leaves no replication origin state for the bound\n.*DETAIL:  .*a copy of pg_snowflake\/state from a backup or a standby, put back, is trusted as the current one.*\n.*HINT:  Set max_replication_slots to 1 or more/
+		qr/WARNING:  snowflake: $ORIGINS = 0 leaves no replication origin state for the bound\n.*DETAIL:  .*a copy of pg_snowflake\/state from a backup or a standby, put back, is trusted as the current one.*\n.*HINT:  Set $ORIGINS to 1 or more/
 	),
-	'max_replication_slots = 0: a WARNING says what the node goes without');
+	"$ORIGINS = 0: a WARNING says what the node goes without");
 $bare->stop('fast');
 
 for my $fault (@faults)
@@ -193,7 +197,7 @@ my $primary = SnowflakeTest::init_node('primary', allows_streaming => 1);
 SnowflakeTest::start_node($primary);
 $primary->safe_psql('postgres', 'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 my $standby = SnowflakeTest::init_standby($primary, 'standby',
-	conf => ['max_replication_slots = 0']);
+	conf => ["$ORIGINS = 0"]);
 $standby->start;
 SnowflakeTest::wait_for_bound_origin($primary);
 # IDs until the bound is written again, after the standby's backup, whatever
@@ -208,13 +212,13 @@ $primary->poll_query_until('postgres',
   or die 'the primary never wrote its bound again';
 $primary->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)');
 ok( $standby->wait_for_log(
-		qr/FATAL:  could not find free replication state slot for replication origin with ID \d+\n.*HINT:  Increase max_replication_slots and try again\./
+		qr/FATAL:  could not find free replication state slot for replication origin with ID \d+\n.*HINT:  Increase "?$ORIGINS"? and try again\./
 	),
-	'standby with max_replication_slots = 0: its replay stops at the origin\'s advance, with a HINT');
+	"standby with $ORIGINS = 0: its replay stops at the origin\'s advance, with a HINT");
 # The startup process's FATAL took the standby down.
 $standby->wait_for_log(qr/shutting down due to startup process failure/);
 $standby->stop('immediate', fail_ok => 1);
-$standby->append_conf('postgresql.conf', 'max_replication_slots = 10');
+$standby->append_conf('postgresql.conf', "$ORIGINS = 10");
 $standby->start;
 $primary->wait_for_catchup($standby);
 my $last = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
