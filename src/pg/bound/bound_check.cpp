@@ -328,6 +328,25 @@ uint32_t bound_check_progress() {
   return pg_atomic_read_u32(&shared_node->bound_check.progress);
 }
 
+void wait_while_the_check_moves() {
+  constexpr long kPollMs = 50;
+  uint32_t progress = bound_check_progress();
+  TimestampTz moved_at = GetCurrentTimestamp();
+  while (bound_state() == BoundState::kChecking) {
+    const TimestampTz now = GetCurrentTimestamp();
+    if (bound_check_progress() != progress) {
+      progress = bound_check_progress();
+      moved_at = now;
+    } else if (now - moved_at >= kCheckStallMs * 1000) {
+      return;
+    }
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, kPollMs,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+  }
+}
+
 }  // namespace snowflake::pg
 
 using namespace snowflake::pg;

@@ -20,7 +20,15 @@ void ask_pending_database_here();
 // worker, to be restarted, when no worker slot is free (above).
 long step_bound_check();
 
-// A number that changes whenever the check moves on (require_known_bound()).
+// A number that changes whenever the check moves on.
 uint32_t bound_check_progress();
+
+// How long a backend waits for a check that does not move on.
+constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
+
+// In a backend: waits while the bound is being checked, for as long as the
+// check moves on (at most kCheckStallMs without progress), answering
+// interrupts. The caller looks at bound_state() after it.
+void wait_while_the_check_moves();
 
 }  // namespace snowflake::pg

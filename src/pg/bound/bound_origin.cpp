@@ -113,10 +113,6 @@ constexpr char kGiveBoundHint[] =
     "last ID it may have issued, SELECT snowflake_set_bound('...'), or, if it never issued IDs, "
     "SELECT snowflake_set_bound(now())";
 
-// require_known_bound() waits while the check moves on at least this often.
-constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
-constexpr long kCheckPollMs = 50;
-
 // Whether this database has snowflake_set_bound() (and so
 // snowflake_restore_bound(): extension version 1.4 and later), in any schema.
 bool has_bound_functions() {
@@ -227,22 +223,7 @@ void require_known_bound() {
     if (bound_state() == BoundState::kKnown) return;
     refuse_unchecked();
   }
-  // Waits as long as the check moves on.
-  uint32_t progress = bound_check_progress();
-  TimestampTz moved_at = GetCurrentTimestamp();
-  while (bound_state() == BoundState::kChecking) {
-    const TimestampTz now = GetCurrentTimestamp();
-    if (bound_check_progress() != progress) {
-      progress = bound_check_progress();
-      moved_at = now;
-    } else if (now - moved_at >= kCheckStallMs * 1000) {
-      break;
-    }
-    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, kCheckPollMs,
-                    PG_WAIT_EXTENSION);
-    ResetLatch(MyLatch);
-    CHECK_FOR_INTERRUPTS();
-  }
+  wait_while_the_check_moves();
   switch (bound_state()) {
     case BoundState::kKnown:
       return;

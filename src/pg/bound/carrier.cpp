@@ -258,25 +258,9 @@ void take_bound(int64_t carried) {
 // require_known_bound waits). Then, if the bound is still not known, only
 // the generator's floor rises (take_bound), and the row keeps the restored
 // cluster's system identifier for the first ID to take.
-constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
-
 void wait_for_the_check() {
   if (!registry_worker_registered()) return;  // no check runs
-  uint32_t progress = bound_check_progress();
-  TimestampTz moved_at = GetCurrentTimestamp();
-  while (bound_state() == BoundState::kChecking) {
-    const TimestampTz now = GetCurrentTimestamp();
-    if (bound_check_progress() != progress) {
-      progress = bound_check_progress();
-      moved_at = now;
-    } else if (now - moved_at >= kCheckStallMs * 1000) {
-      return;
-    }
-    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
-                    PG_WAIT_EXTENSION);
-    ResetLatch(MyLatch);
-    CHECK_FOR_INTERRUPTS();
-  }
+  wait_while_the_check_moves();
 }
 
 const char* qualified_carrier(Relation relation) {
