@@ -142,7 +142,7 @@ check_view() {
             else
                 not_ok "$view.$column is $expected, the metric $value"
             fi
-        elif ! printf '%s\n' "$metrics" | grep -qE "^${prefix}_[a-z_]+\{(.*,)?$column=\""; then
+        elif ! grep -qE "^${prefix}_[a-z_]+\{(.*,)?$column=\"" <<<"$metrics"; then
             # Not a metric: a label, on every series of the view's metrics.
             if [ -z "$expected" ]; then
                 ok "$view.$column: empty, and no label (Prometheus drops empty labels)"
@@ -173,10 +173,12 @@ cat build/monitoring/registry.log
 state=$(psql_app -c "SELECT state FROM snowflake_registry_status")
 if [ "$state" = held ]; then ok "the registry lease is held"; else not_ok "the registry state is $state, not held"; fi
 
-# Every metric the alert rules use is one the exporter serves.
+# Every metric the alert rules use is one the exporter serves. (grep -q reads
+# a here-string, not a pipe: it stops at the first match, and under pipefail
+# the writer's SIGPIPE on a scrape larger than one write would fail the test.)
 grep -oE 'snowflake_(status|backend|registry)_[a-z_]+' contrib/monitoring/alerts.yaml | sort -u >build/monitoring/alert-metrics.txt
 while read -r metric; do
-    if printf '%s\n' "$metrics" | grep -q "^$metric{"; then
+    if grep -q "^$metric{" <<<"$metrics"; then
         ok "alerts.yaml's $metric is served"
     else
         not_ok "alerts.yaml uses $metric, which the exporter does not serve"
