@@ -10,8 +10,9 @@
 #   scripts/test.sh                      every layer
 #   scripts/test.sh unit sql tap         some layers (run in ALL_LAYERS' order)
 #   scripts/test.sh --except clients     every layer but the one named (repeat
-#                                        --except for more); CI runs the clients
-#                                        layer in a root of its own (.ci/run)
+#                                        --except for more); CI runs the model
+#                                        and clients layers in a root of their
+#                                        own (.ci/run)
 #   scripts/test.sh tap test/t/020_restart_crash.pl
 #                                        some cluster tests only
 #   scripts/test.sh citus test/citus/030_identities_configured.pl

@@ -324,7 +324,8 @@ long step_bound_check() {
   return timeout_ms;
 }
 
-uint32_t bound_check_progress() {
+// A number that changes whenever the check moves on.
+static uint32_t bound_check_progress() {
   return pg_atomic_read_u32(&shared_node->bound_check.progress);
 }
 

@@ -20,9 +20,6 @@ void ask_pending_database_here();
 // worker, to be restarted, when no worker slot is free (above).
 long step_bound_check();
 
-// A number that changes whenever the check moves on.
-uint32_t bound_check_progress();
-
 // How long a backend waits for a check that does not move on.
 constexpr int64_t kCheckStallMs = 3 * kRegistryRestartSeconds * 1000;
 
